@@ -1,0 +1,39 @@
+# A thin shim over the CMake presets: `make report` and `make test` install
+# what is missing (apt-get), build and run. Everything else is plain CMake:
+#   cmake --preset release && cmake --build --preset release && ctest --preset release
+JOBS ?= $(shell nproc)
+WEFT := build/release/tools/weft/weft
+REPORT_ARGS ?=
+
+.PHONY: all deps release debug asan tsan report test test-release test-tsan test-asan install-test clean
+
+all: release
+
+deps:
+	@scripts/install-deps.sh
+
+release debug asan tsan: deps
+	cmake --preset $@
+	cmake --build --preset $@ -j $(JOBS)
+
+report: release
+	$(WEFT) report $(REPORT_ARGS)
+
+test: test-release install-test test-tsan test-asan
+
+test-release: release
+	ctest --preset release -j 1
+
+test-tsan: tsan
+	ctest --preset tsan -j 1
+
+test-asan: asan
+	ctest --preset asan -j 1
+
+# Builds tests/install/ against an installed weft, through find_package and
+# through pkg-config.
+install-test: release
+	tests/install/run.sh build/release
+
+clean:
+	rm -rf build

@@ -1,0 +1,31 @@
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS weft EXPORT weftTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/weft DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT weftTargets NAMESPACE weft:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/weft)
+
+configure_package_config_file(cmake/weftConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/weftConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/weft)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/weftConfig.cmake ${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/weft)
+
+# A static libweft needs hwloc on the consumer's link line even without
+# `pkg-config --static`; a shared one carries it by itself.
+if(BUILD_SHARED_LIBS)
+  set(WEFT_PC_STATIC_LIBS "")
+else()
+  set(WEFT_PC_STATIC_LIBS " -lhwloc")
+endif()
+configure_file(cmake/weft.pc.in ${PROJECT_BINARY_DIR}/weft.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/weft.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+if(WEFT_BUILD_TOOLS)
+  install(TARGETS weft-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()

@@ -1,0 +1,100 @@
+#include "weft/xp/result.hpp"
+
+#include <sys/utsname.h>
+
+#include <ctime>
+
+#include "weft/topo/topology.hpp"
+
+namespace weft::xp {
+
+namespace detail {
+extern const char* const kPublishedJson;
+}
+
+Stats summarize(std::vector<double> samples) {
+  Stats s;
+  s.reps = static_cast<int>(samples.size());
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  s.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  s.min = samples.front();
+  s.max = samples.back();
+  return s;
+}
+
+nlohmann::json to_json(const Result& r) {
+  nlohmann::json j;
+  j["experiment"] = r.experiment;
+  j["machine"] = machine_context();
+  j["params"] = r.params;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Row& row : r.rows) {
+    nlohmann::json o;
+    o["variant"] = row.variant;
+    if (row.threads > 0) o["threads"] = row.threads;
+    o["metric"] = row.metric;
+    o["unit"] = row.unit;
+    o["measured"] = row.measured;
+    if (row.measured) {
+      o["median"] = row.stats.median;
+      o["min"] = row.stats.min;
+      o["max"] = row.stats.max;
+    } else {
+      o["median"] = nullptr;
+      o["min"] = nullptr;
+      o["max"] = nullptr;
+    }
+    o["reps"] = row.stats.reps;
+    if (!row.note.empty()) o["note"] = row.note;
+    for (auto it = row.extra.begin(); it != row.extra.end(); ++it) o[it.key()] = it.value();
+    rows.push_back(std::move(o));
+  }
+  j["results"] = std::move(rows);
+  j["published"] = r.published;
+  j["notes"] = r.notes;
+  for (auto it = r.extra.begin(); it != r.extra.end(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+nlohmann::json machine_context() {
+  const Topology& topo = Topology::instance();
+  nlohmann::json m;
+  m["cpu_model"] = topo.cpu_model();
+  m["allowed_cpus"] = topo.allowed().to_vector();
+  m["allowed_cpus_list"] = topo.allowed().to_string();
+  m["cores"] = topo.cores().size();
+  m["packages"] = topo.packages().size();
+  m["numa_nodes"] = topo.numa_nodes().size();
+  m["smt"] = topo.smt();
+  m["available_parallelism"] = available_parallelism();
+  m["topology_source"] = topo.source();
+  if (!topo.warning().empty()) m["topology_warning"] = topo.warning();
+  utsname u{};
+  if (uname(&u) == 0) m["kernel"] = std::string(u.sysname) + " " + u.release;
+  m["compiler"] = WEFT_COMPILER;
+  m["weft_version"] = WEFT_VERSION;
+  return m;
+}
+
+const nlohmann::json& published(const std::string& key) {
+  static const nlohmann::json all = nlohmann::json::parse(detail::kPublishedJson);
+  static const nlohmann::json null_value = nullptr;
+  auto it = all.find(key);
+  return it == all.end() ? null_value : *it;
+}
+
+namespace {
+std::int64_t clock_ns(clockid_t id) noexcept {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+}  // namespace
+
+std::int64_t process_cpu_ns() noexcept { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
+std::int64_t thread_cpu_ns() noexcept { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+std::int64_t wall_ns() noexcept { return clock_ns(CLOCK_MONOTONIC); }
+
+}  // namespace weft::xp

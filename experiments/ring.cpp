@@ -1,0 +1,263 @@
+#include "weft/xp/ring.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "weft/detail/cache_line.hpp"
+#include "weft/detail/futex.hpp"
+#include "weft/sync/cpu_relax.hpp"
+#include "weft/sync/event.hpp"
+#include "weft/topo/affinity.hpp"
+
+namespace weft::xp {
+
+const std::vector<std::string>& ring_flags() {
+  static const std::vector<std::string> names{"condvar", "seq_cst",  "release", "pause",
+                                              "atomic_wait", "futex", "weft"};
+  return names;
+}
+
+namespace {
+
+// Raised by the coordinator when a run exceeds its time limit. Spinning
+// flags poll it every kStopPollMask+1 polls; sleeping flags are woken by
+// having their flag raised, and then see it.
+struct Stop {
+  alignas(detail::kCacheLine) std::atomic<bool> flag{false};
+  // relaxed: a hint to quit early; the coordinator joins the threads.
+  bool requested() const noexcept { return flag.load(std::memory_order_relaxed); }
+};
+constexpr unsigned kStopPollMask = 1023;
+
+// Each flag type: wait() returns true when the flag was raised, false when
+// the run was stopped; clear(); raise(). One per thread, each on its own line.
+struct SeqCstFlag {
+  std::atomic<bool> f{false};
+  bool wait(const Stop& s) noexcept {
+    for (unsigned i = 1; !f.load(); ++i)  // seq_cst: the article's default-order variant
+      if ((i & kStopPollMask) == 0 && s.requested()) return false;
+    return true;
+  }
+  void clear() noexcept { f.store(false); }
+  void raise() noexcept { f.store(true); }
+};
+
+template <bool kPause>
+struct ReleaseFlag {
+  std::atomic<bool> f{false};
+  bool wait(const Stop& s) noexcept {
+    // acquire: pairs with raise()'s release, so the token's history is seen.
+    for (unsigned i = 1; !f.load(std::memory_order_acquire); ++i) {
+      if constexpr (kPause) cpu_relax();
+      if ((i & kStopPollMask) == 0 && s.requested()) return false;
+    }
+    return true;
+  }
+  // relaxed: only this thread clears its own flag, before passing the token
+  // on; the next raise of it is ordered after by the ring's release chain.
+  void clear() noexcept { f.store(false, std::memory_order_relaxed); }
+  void raise() noexcept { f.store(true, std::memory_order_release); }
+};
+
+struct CondvarFlag {
+  std::mutex m;
+  std::condition_variable cv;
+  bool f = false;
+  bool wait(const Stop&) {
+    std::unique_lock lock(m);
+    cv.wait(lock, [this] { return f; });
+    return true;
+  }
+  void clear() {
+    std::lock_guard lock(m);
+    f = false;
+  }
+  void raise() {
+    {
+      std::lock_guard lock(m);
+      f = true;
+    }
+    cv.notify_one();
+  }
+};
+
+struct AtomicWaitFlag {
+  std::atomic<std::uint32_t> f{0};
+  bool wait(const Stop&) noexcept {
+    // acquire: pairs with raise()'s release.
+    while (f.load(std::memory_order_acquire) == 0) f.wait(0, std::memory_order_acquire);
+    return true;
+  }
+  void clear() noexcept { f.store(0, std::memory_order_relaxed); }  // as ReleaseFlag::clear
+  void raise() noexcept {
+    f.store(1, std::memory_order_release);  // release: publishes the token's history
+    f.notify_one();
+  }
+};
+
+// The plain futex ring: sleep at once while the flag is down, and make the
+// wake system call on every raise (no sleeper tracking).
+struct FutexFlag {
+  std::atomic<std::uint32_t> f{0};
+  bool wait(const Stop&) noexcept {
+    // acquire: pairs with raise()'s release.
+    while (f.load(std::memory_order_acquire) == 0) detail::futex_wait(f, 0);
+    return true;
+  }
+  void clear() noexcept { f.store(0, std::memory_order_relaxed); }  // as ReleaseFlag::clear
+  void raise() noexcept {
+    f.store(1, std::memory_order_release);  // release: publishes the token's history
+    detail::futex_wake(f, 1);
+  }
+};
+
+struct WeftFlag {
+  Event e;
+  bool wait(const Stop&) noexcept {
+    e.wait();
+    return true;
+  }
+  void clear() noexcept { e.reset(); }
+  void raise() noexcept { e.set(); }
+};
+
+struct RunOutcome {
+  double seconds = 0;
+  double cpu_seconds = 0;
+  std::int64_t hops_done = 0;
+  bool stopped = false;
+};
+
+template <class Flag>
+RunOutcome run_once(int n, std::int64_t hops, const std::vector<int>& cpus, double limit_s) {
+  struct alignas(detail::kCacheLine) Slot {
+    Flag flag;
+  };
+  auto slots = std::make_unique<Slot[]>(static_cast<std::size_t>(n));
+  Stop stop;
+  std::vector<std::int64_t> done(static_cast<std::size_t>(n), 0);
+  std::atomic<int> ready{0};
+  std::atomic<int> running{n};
+  Event go, finished;
+
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      if (!cpus.empty()) pin_this_thread(cpus[static_cast<std::size_t>(i) % cpus.size()]);
+      ready.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count; `go` orders the start
+      go.wait();
+      Flag& mine = slots[static_cast<std::size_t>(i)].flag;
+      Flag& next = slots[static_cast<std::size_t>((i + 1) % n)].flag;
+      std::int64_t count = 0;
+      for (std::int64_t k = i; k < hops; k += n) {
+        if (!mine.wait(stop) || stop.requested()) break;
+        mine.clear();
+        next.raise();
+        ++count;
+      }
+      done[static_cast<std::size_t>(i)] = count;
+      // acq_rel: the last one out sees every other thread's count.
+      if (running.fetch_sub(1, std::memory_order_acq_rel) == 1) finished.set();
+    });
+  }
+  while (ready.load(std::memory_order_relaxed) < n) std::this_thread::yield();
+  go.set();
+  const std::int64_t cpu0 = process_cpu_ns();
+  const std::int64_t t0 = wall_ns();
+  slots[0].flag.raise();
+  bool stopped = false;
+  if (!finished.wait_for(std::chrono::nanoseconds(static_cast<std::int64_t>(limit_s * 1e9)))) {
+    stopped = true;
+    stop.flag.store(true, std::memory_order_relaxed);  // relaxed: see Stop
+    for (int i = 0; i < n; ++i) slots[static_cast<std::size_t>(i)].flag.raise();  // wake sleepers
+    finished.wait();
+  }
+  const std::int64_t t1 = wall_ns();
+  const std::int64_t cpu1 = process_cpu_ns();
+  for (auto& t : threads) t.join();
+  RunOutcome o;
+  o.seconds = static_cast<double>(t1 - t0) / 1e9;
+  o.cpu_seconds = static_cast<double>(cpu1 - cpu0) / 1e9;
+  for (auto d : done) o.hops_done += d;
+  o.stopped = stopped;
+  return o;
+}
+
+RunOutcome run_flag(const std::string& flag, int n, std::int64_t hops, const std::vector<int>& cpus,
+                    double limit_s) {
+  if (flag == "condvar") return run_once<CondvarFlag>(n, hops, cpus, limit_s);
+  if (flag == "seq_cst") return run_once<SeqCstFlag>(n, hops, cpus, limit_s);
+  if (flag == "release") return run_once<ReleaseFlag<false>>(n, hops, cpus, limit_s);
+  if (flag == "pause") return run_once<ReleaseFlag<true>>(n, hops, cpus, limit_s);
+  if (flag == "atomic_wait") return run_once<AtomicWaitFlag>(n, hops, cpus, limit_s);
+  if (flag == "futex") return run_once<FutexFlag>(n, hops, cpus, limit_s);
+  if (flag == "weft") return run_once<WeftFlag>(n, hops, cpus, limit_s);
+  throw std::invalid_argument("unknown ring flag '" + flag + "'");
+}
+
+bool sleeps(const std::string& flag) {
+  return flag == "condvar" || flag == "atomic_wait" || flag == "futex";
+}
+
+}  // namespace
+
+Result run_ring(const RingParams& p) {
+  Result r;
+  r.experiment = "ring";
+  const std::vector<int> cpus = place(Topology::instance(), p.placement, p.threads);
+  r.params = {{"threads", p.threads},         {"flags", p.flags},
+              {"hops", p.hops},               {"reps", p.reps},
+              {"placement", std::string(to_string(p.placement))},
+              {"time_limit_s", p.time_limit_s}, {"pinned_cpus", cpus}};
+  const std::size_t nf = p.flags.size();
+  std::vector<std::vector<double>> ns(nf), cpu_ns(nf);
+  std::vector<double> worst_stop(nf, 0);
+  std::vector<std::int64_t> hops_used(nf, 0);
+
+  interleave(p.reps, static_cast<int>(nf), [&](int v, int) {
+    const std::string& flag = p.flags[static_cast<std::size_t>(v)];
+    const std::int64_t hops = p.hops > 0 ? p.hops : (sleeps(flag) ? 50'000 : 1'000'000);
+    hops_used[static_cast<std::size_t>(v)] = hops;
+    const RunOutcome o = run_flag(flag, p.threads, hops, cpus, p.time_limit_s);
+    const double h = static_cast<double>(o.hops_done > 0 ? o.hops_done : 1);
+    ns[static_cast<std::size_t>(v)].push_back(o.seconds * 1e9 / h);
+    cpu_ns[static_cast<std::size_t>(v)].push_back(o.cpu_seconds * 1e9 / h);
+    if (o.stopped) worst_stop[static_cast<std::size_t>(v)] = o.seconds;
+  });
+
+  for (std::size_t v = 0; v < nf; ++v) {
+    std::string note;
+    if (worst_stop[v] > 0) {
+      note = "stopped after " + std::to_string(static_cast<int>(worst_stop[v] + 0.5)) +
+             " s (crawling: rate of the hops done)";
+    }
+    Row a;
+    a.variant = p.flags[v];
+    a.threads = p.threads;
+    a.metric = "ns_per_hop";
+    a.unit = "ns";
+    a.stats = summarize(ns[v]);
+    a.note = note;
+    a.extra = {{"hops", hops_used[v]}};
+    Row b = a;
+    b.metric = "cpu_ns_per_hop";
+    b.stats = summarize(cpu_ns[v]);
+    r.rows.push_back(std::move(a));
+    r.rows.push_back(std::move(b));
+  }
+  r.published = published("000_ring_latency");
+  const int cpus_allowed = Topology::instance().allowed().count();
+  if (p.threads > cpus_allowed) {
+    r.notes.push_back("more threads (" + std::to_string(p.threads) + ") than allowed CPUs (" +
+                      std::to_string(cpus_allowed) +
+                      "): spinning flags wait for the scheduler to run the thread holding the token");
+  }
+  return r;
+}
+
+}  // namespace weft::xp

@@ -1,0 +1,90 @@
+// weft/detail/spin_wait.hpp — the spin half of spin-then-park.
+//
+// spin_until(pred, opts) polls `pred` with a `pause` between polls for at
+// most the thread's current budget (WaitOptions::spin, shrunk by adaptation).
+// The waiter's condition is a load of a line another thread will write:
+// polling it every pause costs nothing extra while the line sits in our cache
+// (shared state) and notices the store one cache-line transfer after it
+// lands, so there is no exponential backoff between polls (that is for
+// read-modify-writes that contend, see Backoff). The clock is read once per
+// kPollsPerClockRead polls.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "weft/sync/cpu_relax.hpp"
+#include "weft/sync/wait_options.hpp"
+
+namespace weft::detail {
+
+// Per-thread adaptation state (see wait_options.hpp). shift = log2 of how
+// much the budget is shrunk.
+struct SpinTuner {
+  static constexpr std::uint32_t kMaxShift = 6;        // budget / 64 at the least
+  static constexpr std::uint32_t kProbeInterval = 16;  // a full-budget probe every 16 waits
+  std::uint32_t shift = 0;
+  std::uint32_t waits = 0;
+};
+SpinTuner& this_thread_tuner() noexcept;
+
+inline std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The outcome of a whole wait, for adaptation.
+struct SpinOutcome {
+  bool satisfied;          // pred became true while spinning
+  bool probe;              // this wait spun the full budget to test the water
+  std::int64_t start_ns;   // when the spin began (0 if the first poll succeeded)
+};
+
+inline constexpr int kPollsPerClockRead = 16;  // ~0.4 µs of pauses here
+
+template <class Pred>
+SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts) noexcept {
+  // A few polls before touching the clock: most waits in a busy pipeline end
+  // within a cache-line transfer or two.
+  for (int i = 0; i < 4; ++i) {
+    if (pred()) return {true, false, 0};
+    cpu_relax();
+  }
+  const std::int64_t start = now_ns();
+  std::int64_t budget = opts.spin.count();
+  bool probe = false;
+  if (opts.adaptive) {
+    // A shrunk budget cannot see that spinning would pay again (a park
+    // always looks long: it includes the wake-up latency), so now and then
+    // a wait spins the full budget to find out.
+    SpinTuner& t = this_thread_tuner();
+    probe = t.shift > 0 && ++t.waits % SpinTuner::kProbeInterval == 0;
+    if (!probe) budget >>= t.shift;
+  }
+  const std::int64_t deadline = start + budget;
+  for (;;) {
+    for (int i = 0; i < kPollsPerClockRead; ++i) {
+      if (pred()) return {true, probe, start};
+      cpu_relax();
+    }
+    if (now_ns() >= deadline) return {pred(), probe, start};
+  }
+}
+
+// Feeds a finished wait back into the thread's tuner. `parked_until_ns` is
+// when the parked waiter saw its condition (only read if !satisfied).
+inline void adapt(const SpinOutcome& o, const WaitOptions& opts, std::int64_t parked_until_ns) noexcept {
+  if (!opts.adaptive || o.start_ns == 0) return;
+  SpinTuner& t = this_thread_tuner();
+  const bool paid = o.satisfied || (parked_until_ns - o.start_ns) < opts.spin.count() / 2;
+  if (paid && o.probe) {
+    t.shift = 0;  // a full-budget spin paid: trust spinning again
+  } else if (paid) {
+    if (t.shift > 0) --t.shift;
+  } else if (t.shift < SpinTuner::kMaxShift) {
+    ++t.shift;
+  }
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,91 @@
+// weft/sync/event.hpp — a manual-reset event: set it, and every waiter goes.
+//
+// set() lets every current and future wait() return until reset(). wait()
+// spins within WaitOptions (wait_options.hpp), then sleeps on a futex.
+// try_wait() never blocks. Any number of threads may wait, set and reset.
+//
+// Memory ordering: everything a thread did before set() happens before
+// everything a waiter does after a wait()/try_wait() that observed that set.
+// A reset() that races a set() can hide that set from waiters that had not
+// yet observed it (they keep waiting for the next set()); a waiter that
+// observed it returns. Use a counter or a Parker when every pulse must count.
+//
+// Destruction: safe as soon as wait() has returned in the thread that owns
+// the Event, even if the setter is still inside set(): set()'s futex wake
+// does not touch the Event's memory (the kernel only hashes its address).
+//
+// State (one 32-bit word on a cache line of its own):
+//
+//   state         meaning                       set()                 wait()                      reset()
+//   ------------  ----------------------------  --------------------  --------------------------  --------------
+//   kUnset        not set, nobody asleep        -> kSet               spin, then -> kWaiters, sleep  stays
+//   kSet          set                           stays                 returns                     -> kUnset
+//   kWaiters      not set, someone may sleep    -> kSet + futex wake  sleep                       stays
+//
+// set() exchanges in kSet and makes the wake system call only when it saw
+// kWaiters, so setting an event nobody sleeps on costs one atomic exchange.
+// reset() is a compare-exchange kSet->kUnset, so it can never overwrite
+// kWaiters with kUnset (which would strand the sleepers).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "weft/detail/cache_line.hpp"
+#include "weft/sync/wait_options.hpp"
+
+namespace weft {
+
+class Event {
+ public:
+  explicit Event(bool initially_set = false) noexcept : state_(initially_set ? kSet : kUnset) {}
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  void set() noexcept {
+    // release: publishes the setter's writes to every waiter's acquire.
+    // Exchange rather than store: the old value says whether anyone sleeps.
+    if (state_.exchange(kSet, std::memory_order_release) == kWaiters) wake_slow();
+  }
+
+  void reset() noexcept {
+    std::uint32_t expected = kSet;
+    // relaxed: reset publishes nothing; it only has to leave kWaiters alone,
+    // which the compare-exchange guarantees.
+    state_.compare_exchange_strong(expected, kUnset, std::memory_order_relaxed,
+                                   std::memory_order_relaxed);
+  }
+
+  // acquire: pairs with set()'s release.
+  [[nodiscard]] bool try_wait() const noexcept {
+    return state_.load(std::memory_order_acquire) == kSet;
+  }
+  [[nodiscard]] bool is_set() const noexcept { return try_wait(); }
+
+  void wait(const WaitOptions& opts = {}) const noexcept {
+    if (try_wait()) return;
+    wait_slow(opts, std::chrono::nanoseconds::zero());
+  }
+
+  // True if the event was set within `timeout`.
+  bool wait_for(std::chrono::nanoseconds timeout, const WaitOptions& opts = {}) const noexcept {
+    if (try_wait()) return true;
+    if (timeout <= std::chrono::nanoseconds::zero()) return false;
+    return wait_slow(opts, timeout);
+  }
+
+  static constexpr std::uint32_t kUnset = 0;
+  static constexpr std::uint32_t kSet = 1;
+  static constexpr std::uint32_t kWaiters = 2;
+
+ private:
+  bool wait_slow(const WaitOptions& opts, std::chrono::nanoseconds timeout) const noexcept;
+  void wake_slow() noexcept;
+
+  // mutable: waiters announce themselves (kUnset -> kWaiters) from const wait().
+  alignas(detail::kCacheLine) mutable std::atomic<std::uint32_t> state_;
+  char pad_[detail::kCacheLine - sizeof(std::atomic<std::uint32_t>)]{};
+};
+
+}  // namespace weft

@@ -1,0 +1,100 @@
+// weft/sync/parker.hpp — a one-owner permit: park until someone unparks.
+//
+// One thread, the owner, calls park(); any thread calls unpark(). unpark()
+// makes a single permit available (permits do not accumulate) and wakes the
+// owner if it sleeps; park() consumes the permit, waiting for one if none is
+// there. So an unpark() that comes before park() is not lost, and spurious
+// futex wake-ups are absorbed (park returns only with the permit).
+// park() spins within WaitOptions before it sleeps (wait_options.hpp).
+//
+// Preconditions: only the owner parks (no two park() calls at once).
+// Destruction: safe once park() has returned the last permit and no
+// unpark() is still running.
+//
+// Memory ordering: everything a thread did before unpark() happens before
+// everything the owner does after the park() that consumed that permit.
+//
+// State (one 32-bit word, on a cache line of its own):
+//
+//   state      meaning                     park() by the owner      unpark() by anyone
+//   ---------  --------------------------  -----------------------  ----------------------
+//   kEmpty     no permit, owner awake      -> kParked, sleep        -> kNotified
+//   kNotified  a permit is waiting         -> kEmpty, return        stays kNotified
+//   kParked    owner asleep on the futex   (owner is asleep)        -> kNotified + futex wake
+//
+// park() moves kNotified->kEmpty and kEmpty->kParked with one fetch_sub
+// (the encoding below makes that work), so the owner either takes the permit
+// or announces that it sleeps, atomically: an unpark() cannot slip between
+// the owner's check and its sleep. unpark() exchanges in kNotified and makes
+// the futex call only when it saw kParked, so unparking an awake owner costs
+// one atomic exchange and no system call.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "weft/detail/cache_line.hpp"
+#include "weft/sync/wait_options.hpp"
+
+namespace weft {
+
+class Parker {
+ public:
+  Parker() = default;
+  Parker(const Parker&) = delete;
+  Parker& operator=(const Parker&) = delete;
+
+  // Returns once a permit is available, consuming it.
+  void park(const WaitOptions& opts = {}) noexcept {
+    // Fast path: a permit is already there. acquire: pairs with unpark()'s
+    // release so the unparker's writes are visible after we return.
+    std::uint32_t expected = kNotified;
+    if (state_.compare_exchange_strong(expected, kEmpty, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+      return;
+    }
+    park_slow(opts, std::chrono::nanoseconds::zero());
+  }
+
+  // As park(), but gives up after `timeout`; true if a permit was consumed.
+  bool park_for(std::chrono::nanoseconds timeout, const WaitOptions& opts = {}) noexcept {
+    std::uint32_t expected = kNotified;
+    // acquire: as in park().
+    if (state_.compare_exchange_strong(expected, kEmpty, std::memory_order_acquire,
+                                       std::memory_order_relaxed)) {
+      return true;
+    }
+    if (timeout <= std::chrono::nanoseconds::zero()) return false;
+    return park_slow(opts, timeout);
+  }
+
+  // Makes the permit available; wakes the owner if it sleeps.
+  void unpark() noexcept {
+    // release: publishes the unparker's writes to the owner's acquire in
+    // park(). The exchange (not a plain store) tells us whether the owner
+    // announced sleep, so the system call is made only then.
+    if (state_.exchange(kNotified, std::memory_order_release) == kParked) wake_slow();
+  }
+
+  // Whether a permit is waiting (a snapshot, for tests and diagnostics).
+  [[nodiscard]] bool notified() const noexcept {
+    return state_.load(std::memory_order_relaxed) == kNotified;
+  }
+
+  static constexpr std::uint32_t kEmpty = 0;
+  static constexpr std::uint32_t kNotified = 1;
+  static constexpr std::uint32_t kParked = 0xffffffffu;  // kEmpty - 1: fetch_sub lands here
+  static_assert(kNotified - 1 == kEmpty && kEmpty - 1 == kParked,
+                "park() relies on one fetch_sub moving kNotified->kEmpty and kEmpty->kParked");
+
+ private:
+  bool park_slow(const WaitOptions& opts, std::chrono::nanoseconds timeout) noexcept;
+  void wake_slow() noexcept;
+
+  alignas(detail::kCacheLine) std::atomic<std::uint32_t> state_{kEmpty};
+  // Pads the object to a whole line so neighbours cannot share it.
+  char pad_[detail::kCacheLine - sizeof(std::atomic<std::uint32_t>)]{};
+};
+
+}  // namespace weft

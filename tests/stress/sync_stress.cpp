@@ -1,0 +1,143 @@
+// Parker and Event under load: exact counts, no lost wake-up, more threads
+// than CPUs on purpose. Sizes from weft::test::stress_count (smaller under
+// the sanitizers); a watchdog turns a lost wake-up into a failure.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "stress.hpp"
+#include "watchdog.hpp"
+#include "weft/detail/cache_line.hpp"
+#include "weft/sync/event.hpp"
+#include "weft/sync/parker.hpp"
+
+namespace {
+
+// Two threads hand a token back and forth through two Parkers; the token
+// carries a plain (non-atomic) counter, so a missing happens-before edge is
+// a data race ThreadSanitizer reports.
+TEST(ParkerStress, PingPongHandoffsAreExact) {
+  const std::int64_t rounds = weft::test::stress_count(1'000'000);
+  weft::test::Watchdog dog("Parker ping-pong");
+  weft::Parker a, b;
+  std::int64_t plain = 0;
+  std::thread other([&] {
+    for (std::int64_t i = 0; i < rounds; ++i) {
+      b.park();
+      ++plain;
+      a.unpark();
+    }
+  });
+  for (std::int64_t i = 0; i < rounds; ++i) {
+    ++plain;
+    b.unpark();
+    a.park();
+  }
+  other.join();
+  EXPECT_EQ(plain, 2 * rounds);
+}
+
+// Many unparkers, one owner: every increment is followed by an unpark; the
+// owner parks until it has seen them all. A lost wake-up hangs (watchdog).
+TEST(ParkerStress, ManyUnparkersOneOwner) {
+  constexpr int kThreads = 8;
+  const std::int64_t per = weft::test::stress_count(200'000);
+  weft::test::Watchdog dog("Parker with many unparkers");
+  weft::Parker owner;
+  std::atomic<std::int64_t> count{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&] {
+      for (std::int64_t i = 0; i < per; ++i) {
+        count.fetch_add(1, std::memory_order_relaxed);
+        owner.unpark();
+      }
+    });
+  std::int64_t parks = 0;
+  while (count.load(std::memory_order_relaxed) < kThreads * per) {
+    owner.park();
+    ++parks;
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(count.load(), kThreads * per);
+  EXPECT_GE(parks, 1);
+}
+
+// A token ring of Events with 2..8 threads on however many CPUs there are.
+class EventRing : public ::testing::TestWithParam<int> {};
+
+TEST_P(EventRing, EveryHopArrives) {
+  const int n = GetParam();
+  const std::int64_t hops = weft::test::stress_count(400'000);
+  weft::test::Watchdog dog("Event ring of " + std::to_string(n));
+  struct alignas(weft::detail::kCacheLine) Slot {
+    weft::Event e;
+    std::int64_t seen = 0;  // written by its owner only, read after join
+  };
+  auto slots = std::make_unique<Slot[]>(static_cast<std::size_t>(n));
+  std::int64_t token = 0;  // plain: passed along the ring by set()/wait()
+  std::vector<std::thread> ts;
+  for (int i = 0; i < n; ++i)
+    ts.emplace_back([&, i] {
+      Slot& me = slots[static_cast<std::size_t>(i)];
+      Slot& next = slots[static_cast<std::size_t>((i + 1) % n)];
+      for (std::int64_t k = i; k < hops; k += n) {
+        me.e.wait();
+        me.e.reset();
+        ++token;
+        ++me.seen;
+        next.e.set();
+      }
+    });
+  slots[0].e.set();
+  for (auto& t : ts) t.join();
+  std::int64_t total = 0;
+  for (int i = 0; i < n; ++i) total += slots[static_cast<std::size_t>(i)].seen;
+  EXPECT_EQ(total, hops);
+  EXPECT_EQ(token, hops);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, EventRing, ::testing::Values(2, 3, 4, 8));
+
+// Setters and resetters race waiters. Each waiter loops on wait(); the run
+// ends with a final set() and no reset after it, which must release every
+// waiter (a reset must never strand a sleeper).
+TEST(EventStress, ResetRacesDoNotStrandWaiters) {
+  const std::int64_t toggles = weft::test::stress_count(200'000);
+  weft::test::Watchdog dog("Event reset races");
+  weft::Event e;
+  std::atomic<bool> finish{false};
+  std::atomic<std::int64_t> wakeups{0};
+  std::vector<std::thread> waiters;
+  for (int w = 0; w < 4; ++w)
+    waiters.emplace_back([&] {
+      while (!finish.load(std::memory_order_acquire)) {
+        e.wait();
+        wakeups.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  std::vector<std::thread> togglers;
+  for (int t = 0; t < 2; ++t)
+    togglers.emplace_back([&, t] {
+      std::minstd_rand rng(static_cast<unsigned>(t + 1));
+      for (std::int64_t i = 0; i < toggles; ++i) {
+        if (rng() % 2) {
+          e.set();
+        } else {
+          e.reset();
+        }
+      }
+    });
+  for (auto& t : togglers) t.join();
+  finish.store(true, std::memory_order_release);
+  e.set();  // the last word: every waiter must get out
+  for (auto& t : waiters) t.join();
+  EXPECT_TRUE(e.is_set());
+  EXPECT_GE(wakeups.load(), 4);
+}
+
+}  // namespace

@@ -1,0 +1,126 @@
+#include "cli.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "weft/topo/topology.hpp"
+
+namespace weft::cli {
+
+std::vector<Subcommand>& registry() {
+  static std::vector<Subcommand> r;
+  return r;
+}
+
+namespace {
+
+std::string format_value(double v) {
+  const double a = v < 0 ? -v : v;
+  if (a == 0) return "0";
+  if (a >= 1e9) return fmt::format("{:.3g}", v);
+  if (a >= 100) return fmt::format("{:.0f}", v);
+  if (a >= 10) return fmt::format("{:.1f}", v);
+  if (a >= 0.01) return fmt::format("{:.2f}", v);
+  return fmt::format("{:.3g}", v);
+}
+
+}  // namespace
+
+void print_machine_header() {
+  const nlohmann::json m = xp::machine_context();
+  fmt::print("Machine: {}\n", m.value("cpu_model", std::string("unknown CPU")));
+  fmt::print("CPUs: {} allowed ({}), {} core(s), {} package(s), SMT {}; available_parallelism {}\n",
+             m["allowed_cpus"].size(), m.value("allowed_cpus_list", std::string()),
+             m["cores"].get<int>(), m["packages"].get<int>(), m["smt"].get<bool>() ? "yes" : "no",
+             m["available_parallelism"].get<int>());
+  fmt::print("Kernel: {}; compiler: {}; weft {}; topology: {}\n", m.value("kernel", std::string("?")),
+             m.value("compiler", std::string("?")), m.value("weft_version", std::string("?")),
+             m.value("topology_source", std::string("?")));
+  if (m.contains("topology_warning"))
+    fmt::print("WARNING: {}\n", m["topology_warning"].get<std::string>());
+}
+
+void print_rows(const xp::Result& r) {
+  std::size_t wv = 7;
+  for (const auto& row : r.rows) wv = std::max(wv, row.variant.size());
+  const bool any_threads =
+      std::any_of(r.rows.begin(), r.rows.end(), [](const xp::Row& x) { return x.threads > 0; });
+  std::string head = fmt::format("{:<{}}", "variant", wv);
+  if (any_threads) head += fmt::format(" {:>7}", "threads");
+  head += fmt::format(" {:<16} {:>10} {:>10} {:>10} {:<8} {:>4}  {}", "metric", "median", "min", "max",
+                      "unit", "reps", "note");
+  fmt::print("{}\n{}\n", head, std::string(head.size(), '-'));
+  for (const auto& row : r.rows) {
+    std::string line = fmt::format("{:<{}}", row.variant, wv);
+    if (any_threads) line += row.threads > 0 ? fmt::format(" {:>7}", row.threads) : std::string(8, ' ');
+    if (row.measured) {
+      line += fmt::format(" {:<16} {:>10} {:>10} {:>10} {:<8} {:>4}", row.metric,
+                          format_value(row.stats.median), format_value(row.stats.min),
+                          format_value(row.stats.max), row.unit, row.stats.reps);
+    } else {
+      line += fmt::format(" {:<16} {:>10} {:>10} {:>10} {:<8} {:>4}", row.metric, "-", "-", "-", row.unit,
+                          row.stats.reps);
+    }
+    if (!row.note.empty()) line += "  " + row.note;
+    fmt::print("{}\n", line);
+  }
+}
+
+void emit(const xp::Result& r, const Common& common, const std::string& title,
+          const std::function<void()>& extra) {
+  if (common.json) {
+    std::cout << xp::to_json(r).dump(2) << '\n';
+    return;
+  }
+  print_machine_header();
+  fmt::print("\n{}\n", title);
+  if (!r.params.empty()) {
+    std::string p;
+    for (auto it = r.params.begin(); it != r.params.end(); ++it) {
+      if (!p.empty()) p += ", ";
+      p += it.key() + "=" + (it.value().is_string() ? it.value().get<std::string>() : it.value().dump());
+    }
+    fmt::print("params: {}\n", p);
+  }
+  fmt::print("\n");
+  if (!r.rows.empty()) print_rows(r);
+  if (extra) extra();
+  for (const auto& n : r.notes) fmt::print("note: {}\n", n);
+  std::fflush(stdout);
+}
+
+int positive(const std::string& what, long long value, long long max) {
+  if (value < 1) throw UsageError(fmt::format("{} must be at least 1, got {}", what, value));
+  if (value > max) throw UsageError(fmt::format("{} must be at most {}, got {}", what, max, value));
+  return static_cast<int>(value);
+}
+
+std::vector<std::string> parse_names(const std::string& what, const std::vector<std::string>& given,
+                                     const std::vector<std::string>& allowed) {
+  std::vector<std::string> out;
+  for (const auto& item : given) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      const std::size_t comma = item.find(',', start);
+      const std::string name =
+          item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!name.empty()) {
+        if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+          std::string valid;
+          for (const auto& a : allowed) valid += (valid.empty() ? "" : ", ") + a;
+          throw UsageError(fmt::format("unknown {} '{}' (valid: {})", what, name, valid));
+        }
+        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (out.empty()) throw UsageError(fmt::format("no {} given", what));
+  return out;
+}
+
+}  // namespace weft::cli

@@ -1,0 +1,58 @@
+// The CLI's shared pieces: how a subcommand registers, how results print
+// (human table or one JSON object), and how bad input is reported.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "weft/xp/result.hpp"
+
+namespace weft::cli {
+
+// Bad input found after parsing (a CPU that does not exist, a size out of
+// range): main() prints "weft: error: <what>" and exits with status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Options every experiment subcommand has.
+struct Common {
+  bool json = false;
+};
+
+// Prints a result: one JSON object on stdout with --json; otherwise the
+// machine context, the parameters, the rows as a table, then `extra`
+// (an experiment's own table, e.g. the article's figures) and the notes.
+void emit(const xp::Result& r, const Common& common, const std::string& title,
+          const std::function<void()>& extra = {});
+
+// The machine context as google/benchmark prints it, first thing.
+void print_machine_header();
+// A generic table of a result's rows.
+void print_rows(const xp::Result& r);
+
+// A registered subcommand: `add` creates it under the root app; `run_default`
+// runs it with default parameters for `weft report` and returns its result.
+struct Subcommand {
+  std::string name;
+  std::function<void(CLI::App&)> add;
+  std::function<xp::Result(bool quick)> run_default;
+};
+std::vector<Subcommand>& registry();
+
+// Registers at static-initialisation time: one per subcommand file.
+struct Register {
+  explicit Register(Subcommand s) { registry().push_back(std::move(s)); }
+};
+
+// Validators shared by the subcommands.
+int positive(const std::string& what, long long value, long long max);
+// Parses a comma list of names against the allowed ones; throws UsageError
+// naming the unknown one and listing the valid ones.
+std::vector<std::string> parse_names(const std::string& what, const std::vector<std::string>& given,
+                                     const std::vector<std::string>& allowed);
+
+}  // namespace weft::cli

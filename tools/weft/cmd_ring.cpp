@@ -1,0 +1,87 @@
+// weft ring — token-ring signalling latency per flag variant.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli.hpp"
+#include "weft/xp/ring.hpp"
+
+namespace weft::cli {
+namespace {
+
+void print_published(const xp::Result& r, int threads) {
+  const auto& pub = r.published;
+  if (pub.is_null()) return;
+  fmt::print("\nThe article ({}), ns per hop:\n", pub.value("machine", std::string()));
+  fmt::print("{:>7} {:>10} {:>10} {:>10}\n", "threads", "condvar", "seq_cst", "release");
+  for (const auto& row : pub["ns_per_hop"]) {
+    const int t = row[0].get<int>();
+    fmt::print("{:>7} {:>10} {:>10} {:>10}{}\n", t, row[1].get<double>(), row[2].get<double>(),
+               row[3].get<double>(), t == threads ? "   <- this run's thread count" : "");
+  }
+}
+
+struct RingOptions {
+  Common common;
+  int threads = 2;
+  std::vector<std::string> flags;
+  long long hops = 0;
+  int reps = 5;
+  std::string placement = "none";
+  double time_limit = 5.0;
+};
+
+xp::RingParams to_params(const RingOptions& o) {
+  xp::RingParams p;
+  p.threads = positive("--threads", o.threads, 256);
+  if (o.threads < 2) throw UsageError("--threads must be at least 2 (a ring needs two threads)");
+  p.flags = o.flags.empty() ? xp::ring_flags() : parse_names("flag", o.flags, xp::ring_flags());
+  if (o.hops != 0) p.hops = positive("--hops", o.hops, 1'000'000'000'000LL);
+  if (o.hops < 0) throw UsageError(fmt::format("--hops must be at least 1, got {}", o.hops));
+  p.reps = positive("--reps", o.reps, 1000);
+  try {
+    p.placement = parse_placement(o.placement);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (p.placement == Placement::one_per_core &&
+      p.threads > static_cast<int>(Topology::instance().cores().size())) {
+    throw UsageError(fmt::format("--placement one_per_core needs {} cores, only {} allowed", p.threads,
+                                 Topology::instance().cores().size()));
+  }
+  if (!(o.time_limit > 0) || o.time_limit > 3600)
+    throw UsageError(fmt::format("--time-limit must be in (0, 3600] seconds, got {}", o.time_limit));
+  p.time_limit_s = o.time_limit;
+  return p;
+}
+
+const Register reg{{
+    "ring",
+    [](CLI::App& app) {
+      auto o = std::make_shared<RingOptions>();
+      auto* sub = app.add_subcommand("ring", "Token-ring signalling latency per flag (article 000)");
+      sub->add_option("--threads,-t", o->threads, "Threads in the ring (default 2)");
+      sub->add_option("--flag,-f", o->flags,
+                      "Flags to measure, comma list: condvar, seq_cst, release, pause, atomic_wait, "
+                      "futex, weft (default all)");
+      sub->add_option("--hops", o->hops, "Hops per run (default 1e6 spinning, 5e4 sleeping flags)");
+      sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across flags (default 5)");
+      sub->add_option("--placement", o->placement, "none, compact, spread, one_per_core (default none)");
+      sub->add_option("--time-limit", o->time_limit, "Seconds before a crawling run is stopped (default 5)");
+      sub->add_flag("--json", o->common.json, "Print one JSON object");
+      sub->callback([o] {
+        const xp::RingParams p = to_params(*o);
+        const xp::Result r = xp::run_ring(p);
+        emit(r, o->common, fmt::format("Token ring, {} threads: ns per hop (wall) and CPU ns per hop", p.threads),
+             [&] { print_published(r, p.threads); });
+      });
+    },
+    [](bool quick) {
+      xp::RingParams p;
+      p.reps = quick ? 3 : 5;
+      return xp::run_ring(p);
+    },
+}};
+
+}  // namespace
+}  // namespace weft::cli
