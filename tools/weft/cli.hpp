@@ -39,7 +39,9 @@ void print_rows(const xp::Result& r);
 struct Subcommand {
   std::string name;
   std::function<void(CLI::App&)> add;
-  std::function<xp::Result(bool quick)> run_default;
+  std::function<xp::Result(bool quick)> run_default;  // null: not an experiment
+  std::string title;                                   // the table's heading
+  std::function<void(const xp::Result&)> print_extra;  // e.g. the article's figures
 };
 std::vector<Subcommand>& registry();
 

@@ -77,7 +77,8 @@ const Register reg{{
           try {
             want = CpuSet::parse(o->cpus);
           } catch (const std::exception& e) {
-            throw UsageError(fmt::format("--cpus: {}", e.what()));
+            const std::string_view w(e.what());
+            throw UsageError(fmt::format("--cpus: {}", w.rfind("weft: ", 0) == 0 ? w.substr(6) : w));
           }
           const CpuSet& allowed = Topology::instance().allowed();
           for (int c : want)
@@ -96,6 +97,8 @@ const Register reg{{
       if (quick) p.samples = 3;
       return xp::run_c2c(p);
     },
+    "Core-to-core latency: two pinned threads bounce one cache line",
+    print_matrix,
 }};
 
 }  // namespace

@@ -9,7 +9,8 @@
 namespace weft::cli {
 namespace {
 
-void print_published(const xp::Result& r, int threads) {
+void print_published(const xp::Result& r) {
+  const int threads = r.params.value("threads", 0);
   const auto& pub = r.published;
   if (pub.is_null()) return;
   fmt::print("\nThe article ({}), ns per hop:\n", pub.value("machine", std::string()));
@@ -64,7 +65,7 @@ const Register reg{{
       sub->add_option("--flag,-f", o->flags,
                       "Flags to measure, comma list: condvar, seq_cst, release, pause, atomic_wait, "
                       "futex, weft (default all)");
-      sub->add_option("--hops", o->hops, "Hops per run (default 1e6 spinning, 5e4 sleeping flags)");
+      sub->add_option("--hops", o->hops, "Hops per run (default 5e5 spinning and weft, 5e4 sleeping flags)");
       sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across flags (default 5)");
       sub->add_option("--placement", o->placement, "none, compact, spread, one_per_core (default none)");
       sub->add_option("--time-limit", o->time_limit, "Seconds before a crawling run is stopped (default 5)");
@@ -73,7 +74,7 @@ const Register reg{{
         const xp::RingParams p = to_params(*o);
         const xp::Result r = xp::run_ring(p);
         emit(r, o->common, fmt::format("Token ring, {} threads: ns per hop (wall) and CPU ns per hop", p.threads),
-             [&] { print_published(r, p.threads); });
+             [&] { print_published(r); });
       });
     },
     [](bool quick) {
@@ -81,6 +82,8 @@ const Register reg{{
       p.reps = quick ? 3 : 5;
       return xp::run_ring(p);
     },
+    "Token ring, 2 threads: ns per hop (wall) and CPU ns per hop",
+    print_published,
 }};
 
 }  // namespace

@@ -129,6 +129,8 @@ const Register reg{{
       });
     },
     nullptr,
+    "",
+    nullptr,
 }};
 
 }  // namespace

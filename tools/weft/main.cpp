@@ -4,14 +4,37 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 
 #include "cli.hpp"
+
+namespace {
+
+// Library messages already start with "weft: "; say it once.
+const char* strip_prefix(const char* what) {
+  const std::string_view w(what);
+  return w.rfind("weft: ", 0) == 0 ? what + 6 : what;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"weft: fast, topology-aware multithreading — measure this machine", "weft"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("weft ") + WEFT_CLI_VERSION);
-  for (auto& sub : weft::cli::registry()) sub.add(app);
+  std::string names;
+  bool known = argc < 2 || argv[1][0] == '-';
+  for (auto& sub : weft::cli::registry()) {
+    sub.add(app);
+    names += (names.empty() ? "" : ", ") + sub.name;
+    if (argc >= 2 && sub.name == argv[1]) known = true;
+  }
+  if (!known) {
+    // CLI11 would only say that a subcommand is required.
+    std::fprintf(stderr, "weft: error: unknown subcommand '%s' (valid: %s)\n", argv[1], names.c_str());
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -24,10 +47,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "weft: error: %s\nRun 'weft --help' for usage.\n", e.what());
     return 2;
   } catch (const weft::cli::UsageError& e) {
-    std::fprintf(stderr, "weft: error: %s\n", e.what());
+    std::fprintf(stderr, "weft: error: %s\n", strip_prefix(e.what()));
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "weft: error: %s\n", e.what());
+    std::fprintf(stderr, "weft: error: %s\n", strip_prefix(e.what()));
     return 1;
   }
   return 0;

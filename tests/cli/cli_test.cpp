@@ -1,0 +1,147 @@
+// The CLI's contract: --json prints one object with the documented fields;
+// bad input exits with status 2 and a one-line message naming the problem.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CliRun run(const std::string& args, bool merge_stderr = true) {
+  const std::string cmd = std::string(WEFT_CLI_PATH) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+nlohmann::json run_json(const std::string& args) {
+  const CliRun r = run(args + " --json", false);
+  EXPECT_EQ(r.status, 0) << args << "\n" << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+void expect_common_fields(const nlohmann::json& j, const std::string& experiment) {
+  EXPECT_EQ(j.at("experiment"), experiment);
+  for (const char* k : {"cpu_model", "allowed_cpus", "cores", "smt", "kernel", "compiler", "weft_version"})
+    EXPECT_TRUE(j.at("machine").contains(k)) << "machine." << k;
+  EXPECT_TRUE(j.contains("params"));
+  EXPECT_TRUE(j.at("results").is_array());
+  EXPECT_TRUE(j.contains("published"));
+  for (const auto& row : j.at("results"))
+    for (const char* k : {"variant", "metric", "unit", "median", "min", "max", "reps"})
+      EXPECT_TRUE(row.contains(k)) << "row field " << k << " in " << row.dump();
+}
+
+TEST(Cli, TopoJson) {
+  const auto j = run_json("topo");
+  expect_common_fields(j, "topo");
+  ASSERT_TRUE(j.at("allowed_cpus").is_array());
+  EXPECT_GE(j.at("allowed_cpus").size(), 1u);
+  EXPECT_GE(j.at("cores").get<int>(), 1);
+  EXPECT_TRUE(j.at("smt").is_boolean());
+  EXPECT_GE(j.at("available_parallelism").get<int>(), 1);
+  EXPECT_LE(j.at("available_parallelism").get<std::size_t>(), j.at("allowed_cpus").size());
+}
+
+TEST(Cli, TopoTreeNamesEveryAllowedCpu) {
+  const auto j = run_json("topo");
+  const CliRun r = run("topo");
+  ASSERT_EQ(r.status, 0) << r.out;
+  for (const auto& cpu : j.at("allowed_cpus"))
+    EXPECT_NE(r.out.find("PU " + std::to_string(cpu.get<int>())), std::string::npos) << r.out;
+}
+
+TEST(Cli, RingJsonHasEveryRequestedFlag) {
+  const auto j = run_json("ring --threads 2 --flag release,condvar,weft --hops 2000 --reps 2");
+  expect_common_fields(j, "ring");
+  int ns = 0, cpu = 0;
+  for (const auto& row : j.at("results")) {
+    EXPECT_EQ(row.at("threads"), 2);
+    const std::string v = row.at("variant");
+    EXPECT_TRUE(v == "release" || v == "condvar" || v == "weft") << v;
+    if (row.at("metric") == "ns_per_hop") ++ns;
+    if (row.at("metric") == "cpu_ns_per_hop") ++cpu;
+    EXPECT_EQ(row.at("reps"), 2);
+    EXPECT_GT(row.at("median").get<double>(), 0.0);
+    EXPECT_LE(row.at("min").get<double>(), row.at("median").get<double>());
+    EXPECT_LE(row.at("median").get<double>(), row.at("max").get<double>());
+  }
+  EXPECT_EQ(ns, 3);
+  EXPECT_EQ(cpu, 3);
+  EXPECT_FALSE(j.at("published").is_null());
+}
+
+TEST(Cli, RingWithMoreThreadsThanCpusFinishes) {
+  // Spinning flags crawl here; the time limit stops them and says so.
+  const auto j = run_json("ring --threads 4 --flag release,weft --hops 20000 --reps 1 --time-limit 1");
+  bool saw_release = false;
+  for (const auto& row : j.at("results"))
+    if (row.at("variant") == "release") saw_release = true;
+  EXPECT_TRUE(saw_release);
+}
+
+TEST(Cli, C2cJsonHasASquareMatrix) {
+  const auto j = run_json("c2c --round-trips 200 --samples 1");
+  expect_common_fields(j, "c2c");
+  const auto& cpus = j.at("allowed_cpus");
+  const auto& m = j.at("matrix_ns");
+  ASSERT_EQ(m.size(), cpus.size());
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    ASSERT_EQ(m[i].size(), cpus.size());
+    EXPECT_TRUE(m[i][i].is_null());
+    for (std::size_t k = 0; k < m.size(); ++k) {
+      if (k != i) {
+        EXPECT_GT(m[i][k].get<double>(), 0.0);
+      }
+    }
+  }
+}
+
+struct BadInput {
+  const char* args;
+  const char* expect;  // a fragment of the message
+};
+
+class CliBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(CliBadInput, ExitsTwoWithAMessage) {
+  const CliRun r = run(GetParam().args);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("weft: error:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(GetParam().expect), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliBadInput,
+    ::testing::Values(BadInput{"frobnicate", "frobnicate"}, BadInput{"", "subcommand"},
+                      BadInput{"ring --threads 0", "--threads"}, BadInput{"ring --threads -3", "--threads"},
+                      BadInput{"ring --threads abc", "abc"}, BadInput{"ring --flag nope", "nope"},
+                      BadInput{"ring --hops 99999999999999999", "--hops"},
+                      BadInput{"ring --reps 0", "--reps"}, BadInput{"ring --placement diagonal", "diagonal"},
+                      BadInput{"ring --bogus", "--bogus"}, BadInput{"c2c --cpus 4095", "4095"},
+                      BadInput{"c2c --cpus 0-x", "--cpus"}, BadInput{"c2c --samples 0", "--samples"}),
+    [](const ::testing::TestParamInfo<BadInput>& info) { return "case" + std::to_string(info.index); });
+
+TEST(Cli, HelpExitsZero) {
+  for (const char* sub : {"", "topo", "ring", "c2c", "report"}) {
+    const CliRun r = run(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub << "\n" << r.out;
+    EXPECT_NE(r.out.find("--"), std::string::npos);
+  }
+}
+
+}  // namespace
