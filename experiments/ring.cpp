@@ -221,7 +221,7 @@ Result run_ring(const RingParams& p) {
 
   interleave(p.reps, static_cast<int>(nf), [&](int v, int) {
     const std::string& flag = p.flags[static_cast<std::size_t>(v)];
-    const std::int64_t hops = p.hops > 0 ? p.hops : (sleeps(flag) ? 50'000 : 1'000'000);
+    const std::int64_t hops = p.hops > 0 ? p.hops : (sleeps(flag) ? 50'000 : 500'000);
     hops_used[static_cast<std::size_t>(v)] = hops;
     const RunOutcome o = run_flag(flag, p.threads, hops, cpus, p.time_limit_s);
     const double h = static_cast<double>(o.hops_done > 0 ? o.hops_done : 1);
@@ -234,7 +234,7 @@ Result run_ring(const RingParams& p) {
     std::string note;
     if (worst_stop[v] > 0) {
       note = "stopped after " + std::to_string(static_cast<int>(worst_stop[v] + 0.5)) +
-             " s (crawling: rate of the hops done)";
+             " s (time limit; rate of the hops done)";
     }
     Row a;
     a.variant = p.flags[v];

@@ -63,6 +63,8 @@ void Backoff::snooze() noexcept {
 }
 
 namespace detail {
+void yield_cpu() noexcept { sched_yield(); }
+
 SpinTuner& this_thread_tuner() noexcept {
   thread_local SpinTuner tuner;
   return tuner;

@@ -9,10 +9,10 @@
 namespace weft::test {
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-inline constexpr double kSanitizerScale = 0.05;
+inline constexpr double kSanitizerScale = 0.25;
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-inline constexpr double kSanitizerScale = 0.05;
+inline constexpr double kSanitizerScale = 0.25;
 #else
 inline constexpr double kSanitizerScale = 1.0;
 #endif

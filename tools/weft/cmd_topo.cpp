@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 
 #include "cli.hpp"
 #include "weft/sync/wait_options.hpp"
@@ -116,15 +117,37 @@ void print_tree(const Topology& t) {
 const Register reg{{
     "topo",
     [](CLI::App& app) {
-      auto json = std::make_shared<bool>(false);
+      struct Opts {
+        bool json = false;
+        bool calibrate = false;
+      };
+      auto o = std::make_shared<Opts>();
       auto* sub = app.add_subcommand("topo", "Show the CPU topology this process may use");
-      sub->add_flag("--json", *json, "Print one JSON object");
-      sub->callback([json] {
+      sub->add_flag("--json", o->json, "Print one JSON object");
+      sub->add_flag("--calibrate", o->calibrate,
+                    "Also measure park+wake latency here and the spin budget it implies (a few ms)");
+      sub->callback([o] {
         const Topology& t = Topology::instance();
-        if (*json) {
-          fmt::print("{}\n", topo_json(t).dump(2));
-        } else {
-          print_tree(t);
+        std::optional<Calibration> cal;
+        if (o->calibrate) cal = calibrate(400);
+        if (o->json) {
+          nlohmann::json j = topo_json(t);
+          if (cal) {
+            j["calibration"] = {{"pause_ns", cal->pause_ns},     {"wake_ns", cal->wake_ns},
+                                {"wake_min_ns", cal->wake_min_ns}, {"wake_max_ns", cal->wake_max_ns},
+                                {"notify_ns", cal->notify_ns},   {"samples", cal->samples},
+                                {"spin_ns", cal->spin.count()}};
+          }
+          fmt::print("{}\n", j.dump(2));
+          return;
+        }
+        print_tree(t);
+        if (cal) {
+          fmt::print(
+              "calibration ({} wake-ups): pause {:.1f} ns; futex park->wake median {:.1f} us "
+              "(min {:.1f}, max {:.1f}); waker's system call {:.1f} us; recommended spin budget {} ns\n",
+              cal->samples, cal->pause_ns, cal->wake_ns / 1e3, cal->wake_min_ns / 1e3, cal->wake_max_ns / 1e3,
+              cal->notify_ns / 1e3, cal->spin.count());
         }
       });
     },

@@ -21,11 +21,21 @@ namespace weft::detail {
 // Per-thread adaptation state (see wait_options.hpp). shift = log2 of how
 // much the budget is shrunk.
 struct SpinTuner {
-  static constexpr std::uint32_t kMaxShift = 6;        // budget / 64 at the least
-  static constexpr std::uint32_t kProbeInterval = 16;  // a full-budget probe every 16 waits
+  static constexpr std::uint32_t kMaxShift = 6;            // budget / 64 at the least
+  static constexpr std::uint32_t kMinProbeInterval = 16;   // full-budget probes: at most 1 in 16 waits,
+  static constexpr std::uint32_t kMaxProbeInterval = 1024;  // at least 1 in 1024
   std::uint32_t shift = 0;
   std::uint32_t waits = 0;
+  std::uint32_t probe_interval = kMinProbeInterval;  // doubles after each failed probe
 };
+
+// Gives the CPU to another runnable thread, if there is one (sched_yield).
+void yield_cpu() noexcept;
+// Yields before parking: with more runnable threads than CPUs the thread
+// that will end our wait may be waiting for this very CPU, and a yield hands
+// it over for ~1 µs where a park+wake costs ~20 µs; with an idle CPU the
+// call returns at once.
+inline constexpr int kYieldsBeforePark = 4;
 SpinTuner& this_thread_tuner() noexcept;
 
 inline std::int64_t now_ns() noexcept {
@@ -36,8 +46,9 @@ inline std::int64_t now_ns() noexcept {
 
 // The outcome of a whole wait, for adaptation.
 struct SpinOutcome {
-  bool satisfied;          // pred became true while spinning
+  bool satisfied;          // pred became true before parking
   bool probe;              // this wait spun the full budget to test the water
+  bool yielded;            // it became true only after the spin, while yielding
   std::int64_t start_ns;   // when the spin began (0 if the first poll succeeded)
 };
 
@@ -48,7 +59,7 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts) noexcept {
   // A few polls before touching the clock: most waits in a busy pipeline end
   // within a cache-line transfer or two.
   for (int i = 0; i < 4; ++i) {
-    if (pred()) return {true, false, 0};
+    if (pred()) return {true, false, false, 0};
     cpu_relax();
   }
   const std::int64_t start = now_ns();
@@ -59,17 +70,22 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts) noexcept {
     // always looks long: it includes the wake-up latency), so now and then
     // a wait spins the full budget to find out.
     SpinTuner& t = this_thread_tuner();
-    probe = t.shift > 0 && ++t.waits % SpinTuner::kProbeInterval == 0;
+    probe = t.shift > 0 && ++t.waits % t.probe_interval == 0;
     if (!probe) budget >>= t.shift;
   }
   const std::int64_t deadline = start + budget;
   for (;;) {
     for (int i = 0; i < kPollsPerClockRead; ++i) {
-      if (pred()) return {true, probe, start};
+      if (pred()) return {true, probe, false, start};
       cpu_relax();
     }
-    if (now_ns() >= deadline) return {pred(), probe, start};
+    if (now_ns() >= deadline) break;
   }
+  for (int i = 0; i < kYieldsBeforePark; ++i) {
+    if (pred()) return {true, probe, true, start};
+    yield_cpu();
+  }
+  return {pred(), probe, true, start};
 }
 
 // Feeds a finished wait back into the thread's tuner. `parked_until_ns` is
@@ -77,14 +93,24 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts) noexcept {
 inline void adapt(const SpinOutcome& o, const WaitOptions& opts, std::int64_t parked_until_ns) noexcept {
   if (!opts.adaptive || o.start_ns == 0) return;
   SpinTuner& t = this_thread_tuner();
-  const bool paid = o.satisfied || (parked_until_ns - o.start_ns) < opts.spin.count() / 2;
-  if (paid && o.probe) {
-    t.shift = 0;  // a full-budget spin paid: trust spinning again
+  // The spin paid if it ended the wait, or if the wait was so short that a
+  // longer spin would have. A wait that yielded its way out did not.
+  const bool paid = (o.satisfied && !o.yielded) ||
+                    (!o.satisfied && parked_until_ns - o.start_ns < opts.spin.count() / 2);
+  if (o.probe) {
+    // Probes cost a full budget each: back off from probing while they fail.
+    if (paid) {
+      t.shift = 0;
+      t.probe_interval = SpinTuner::kMinProbeInterval;
+    } else if (t.probe_interval < SpinTuner::kMaxProbeInterval) {
+      t.probe_interval *= 2;
+    }
   } else if (paid) {
     if (t.shift > 0) --t.shift;
   } else if (t.shift < SpinTuner::kMaxShift) {
     ++t.shift;
   }
+  if (t.shift == 0) t.probe_interval = SpinTuner::kMinProbeInterval;
 }
 
 }  // namespace weft::detail

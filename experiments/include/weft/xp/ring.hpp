@@ -24,7 +24,7 @@ const std::vector<std::string>& ring_flags();
 struct RingParams {
   int threads = 2;
   std::vector<std::string> flags = ring_flags();
-  // Hops per run; 0 picks per variant: 1,000,000 for spinning flags,
+  // Hops per run; 0 picks per variant: 500,000 for spinning flags and weft,
   // 50,000 for the ones that sleep (condvar, atomic_wait, futex).
   std::int64_t hops = 0;
   int reps = 5;
