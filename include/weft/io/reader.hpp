@@ -1,0 +1,150 @@
+// weft/io/reader.hpp — buffered, unlocked reading from a file descriptor.
+//
+// stdio's getc() takes the FILE lock for every byte; Reader has no lock at
+// all (one Reader belongs to one thread at a time) and keeps its own buffer.
+//
+// Speed comes from where the cursor lives. A byte loop that goes through the
+// object (`r.get()`) must reload the object's pointers after every byte it
+// stores elsewhere, since a byte store may alias anything; a loop whose
+// cursor is in local variables keeps it in registers and runs ~2x faster.
+// So the fast interfaces hand the cursor to the caller:
+//
+//   for (auto s = r.peek(); !s.empty(); s = r.peek()) {  // blocks
+//     use(s);
+//     r.consume(s.size());
+//   }
+//   weft::Reader::Cursor in{r};                          // bytes
+//   for (int c; (c = in.get()) != weft::Reader::kEof;) ...
+//
+// Errors throw std::system_error whose code() is the errno and whose what()
+// names the path (or the name given to adopt()), e.g.
+//   "weft::Reader: cannot open '/no/such' (errno 2): No such file or directory".
+// Opening a directory fails at open with EISDIR.
+#pragma once
+
+#include <cassert>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace weft {
+
+class Reader {
+ public:
+  static constexpr std::size_t kDefaultBufferSize = std::size_t{64} * 1024;
+  static constexpr int kEof = -1;
+
+  // A closed Reader; reading from it throws std::logic_error.
+  Reader() noexcept = default;
+  // Opens `path` read-only. `buffer_size` must be > 0.
+  explicit Reader(const std::filesystem::path& path, std::size_t buffer_size = kDefaultBufferSize);
+  static Reader open(const std::filesystem::path& path, std::size_t buffer_size = kDefaultBufferSize) {
+    return Reader(path, buffer_size);
+  }
+  // Takes ownership of `fd` (it is closed by close() or the destructor).
+  // `name` is what error messages call it.
+  static Reader adopt(int fd, std::string name, std::size_t buffer_size = kDefaultBufferSize);
+
+  Reader(Reader&& other) noexcept;
+  Reader& operator=(Reader&& other) noexcept;
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+  ~Reader();
+
+  [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] std::size_t buffer_size() const noexcept { return capacity_; }
+  // Closes the descriptor; buffered bytes are dropped. Idempotent.
+  void close() noexcept;
+
+  // The next byte as 0..255, or kEof. Convenient; Cursor::get() is faster.
+  int get() {
+    if (pos_ != end_) [[likely]] return std::to_integer<int>(*pos_++);
+    return underflow_get();
+  }
+
+  // The bytes buffered now, reading more first if there are none. Empty at
+  // end of file. Valid until the next call that reads or consumes.
+  std::span<const std::byte> peek() {
+    if (pos_ == end_) refill();
+    return {pos_, end_};
+  }
+  // Marks the first `n` bytes of peek() as read. n <= peek().size().
+  void consume(std::size_t n) noexcept {
+    assert(n <= static_cast<std::size_t>(end_ - pos_));
+    pos_ += n;
+  }
+  // peek() + consume(all): the next block of the file; empty at end of file.
+  std::span<const std::byte> read_some() {
+    const std::span<const std::byte> s = peek();
+    pos_ = end_;
+    return s;
+  }
+  // Fills `out` unless the file ends first; returns the number of bytes read.
+  // Large reads bypass the buffer.
+  std::size_t read(std::span<std::byte> out);
+
+  // Calls f(std::byte) for every remaining byte, with the cursor in locals.
+  // If f throws, the bytes of the block being walked count as read.
+  template <class F>
+  void for_each_byte(F&& f) {
+    for (std::span<const std::byte> s = read_some(); !s.empty(); s = read_some()) {
+      for (const std::byte b : s) f(b);
+    }
+  }
+
+  // A byte cursor that keeps the buffer pointers in itself (and so, as a
+  // local variable, in registers). While a Cursor is alive, use the Reader
+  // only through it; its destructor hands the position back.
+  class Cursor {
+   public:
+    explicit Cursor(Reader& r) noexcept : reader_(&r), pos_(r.pos_), end_(r.end_) {}
+    Cursor(const Cursor&) = delete;
+    Cursor& operator=(const Cursor&) = delete;
+    ~Cursor() { sync(); }
+
+    int get() {
+      if (pos_ != end_) [[likely]] return std::to_integer<int>(*pos_++);
+      return refill_get();
+    }
+    // Writes the position back to the Reader (the destructor does it too).
+    void sync() noexcept {
+      if (pos_ != nullptr) reader_->pos_ = pos_;
+    }
+
+   private:
+    int refill_get() {
+      sync();
+      // If refill() throws, this cursor holds nothing to hand back.
+      pos_ = end_ = nullptr;
+      const std::span<const std::byte> s = reader_->refill();
+      pos_ = s.data();
+      end_ = s.data() + s.size();
+      if (pos_ == end_) return kEof;
+      return std::to_integer<int>(*pos_++);
+    }
+
+    Reader* reader_;
+    const std::byte* pos_;
+    const std::byte* end_;
+  };
+
+ private:
+  Reader(int fd, std::string name, std::size_t buffer_size);
+  // Reads into the (fully consumed) buffer; returns what is now buffered,
+  // empty at end of file. Out of line and by value so cursors stay local.
+  std::span<const std::byte> refill();
+  int underflow_get();
+
+  std::string name_;
+  std::unique_ptr<std::byte[]> buffer_;
+  std::size_t capacity_ = 0;
+  const std::byte* pos_ = nullptr;  // next unread byte
+  const std::byte* end_ = nullptr;  // end of the bytes read into the buffer
+  int fd_ = -1;
+};
+
+}  // namespace weft

@@ -1,0 +1,34 @@
+#include "io_error.hpp"
+
+#include <fcntl.h>
+
+#include <cerrno>
+
+namespace weft::detail {
+
+std::system_error io_error(int err, std::string_view who, std::string_view action, std::string_view name) {
+  std::string what;
+  what.reserve(who.size() + action.size() + name.size() + 40);
+  what.append("weft::").append(who).append(": cannot ").append(action).append(" '").append(name);
+  what.append("' (errno ").append(std::to_string(err)).append(")");
+  return std::system_error(err, std::generic_category(), what);
+}
+
+void io_throw(int err, std::string_view who, std::string_view action, std::string_view name) {
+  throw io_error(err, who, action, name);
+}
+
+int io_open(const std::string& path, int flags, std::string_view who, std::string_view action) {
+  for (;;) {
+    const int fd = ::open(path.c_str(), flags | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    if (errno != EINTR) io_throw(errno, who, action, path);
+  }
+}
+
+std::string io_fd_name(int fd, std::string name) {
+  if (!name.empty()) return name;
+  return "fd " + std::to_string(fd);
+}
+
+}  // namespace weft::detail

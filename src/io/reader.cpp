@@ -1,0 +1,137 @@
+#include <weft/io/reader.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
+
+#include "io_error.hpp"
+
+namespace weft {
+
+namespace {
+
+constexpr std::string_view kWho = "Reader";
+
+}  // namespace
+
+Reader::Reader(int fd, std::string name, std::size_t buffer_size)
+    : name_(std::move(name)), capacity_(buffer_size), fd_(fd) {
+  if (buffer_size == 0) {
+    ::close(fd);
+    fd_ = -1;
+    throw std::invalid_argument("weft::Reader: buffer size must be > 0 for '" + name_ + "'");
+  }
+  buffer_ = std::make_unique_for_overwrite<std::byte[]>(buffer_size);
+  pos_ = end_ = buffer_.get();
+}
+
+Reader::Reader(const std::filesystem::path& path, std::size_t buffer_size)
+    : Reader(detail::io_open(path.string(), O_RDONLY, kWho, "open"), path.string(), buffer_size) {
+  // read(2) on a directory fails only at the first read, with a bare EISDIR;
+  // say so at open, where the caller knows which path it was.
+  struct stat st{};
+  if (::fstat(fd_, &st) != 0) {
+    const int err = errno;
+    close();
+    detail::io_throw(err, kWho, "stat", name_);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close();
+    detail::io_throw(EISDIR, kWho, "read", name_);
+  }
+  if (S_ISREG(st.st_mode)) {
+    // A hint for the kernel's readahead; failure changes nothing.
+    (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+}
+
+Reader Reader::adopt(int fd, std::string name, std::size_t buffer_size) {
+  return Reader(fd, detail::io_fd_name(fd, std::move(name)), buffer_size);
+}
+
+Reader::Reader(Reader&& other) noexcept
+    : name_(std::move(other.name_)),
+      buffer_(std::move(other.buffer_)),
+      capacity_(std::exchange(other.capacity_, 0)),
+      pos_(std::exchange(other.pos_, nullptr)),
+      end_(std::exchange(other.end_, nullptr)),
+      fd_(std::exchange(other.fd_, -1)) {}
+
+Reader& Reader::operator=(Reader&& other) noexcept {
+  if (this != &other) {
+    close();
+    name_ = std::move(other.name_);
+    buffer_ = std::move(other.buffer_);
+    capacity_ = std::exchange(other.capacity_, 0);
+    pos_ = std::exchange(other.pos_, nullptr);
+    end_ = std::exchange(other.end_, nullptr);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+Reader::~Reader() { close(); }
+
+void Reader::close() noexcept {
+  if (fd_ >= 0) {
+    // No retry on EINTR: on Linux the descriptor is gone either way, and an
+    // error closing a read-only file loses nothing.
+    (void)::close(fd_);
+    fd_ = -1;
+  }
+  pos_ = end_ = buffer_.get();
+}
+
+std::span<const std::byte> Reader::refill() {
+  if (fd_ < 0) throw std::logic_error("weft::Reader: read from a closed Reader");
+  std::byte* const buf = buffer_.get();
+  pos_ = end_ = buf;
+  for (;;) {
+    const ssize_t n = ::read(fd_, buf, capacity_);
+    if (n >= 0) {
+      end_ = buf + n;
+      return {pos_, end_};
+    }
+    if (errno != EINTR) detail::io_throw(errno, kWho, "read", name_);
+  }
+}
+
+int Reader::underflow_get() {
+  if (refill().empty()) return kEof;
+  return std::to_integer<int>(*pos_++);
+}
+
+std::size_t Reader::read(std::span<std::byte> out) {
+  std::size_t done = 0;
+  while (done < out.size()) {
+    if (pos_ != end_) {
+      const std::size_t n = std::min(out.size() - done, static_cast<std::size_t>(end_ - pos_));
+      std::memcpy(out.data() + done, pos_, n);
+      pos_ += n;
+      done += n;
+      continue;
+    }
+    const std::size_t left = out.size() - done;
+    if (left >= capacity_ && fd_ >= 0) {
+      // Straight into the caller's memory: no point copying through ours.
+      const ssize_t n = ::read(fd_, out.data() + done, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        detail::io_throw(errno, kWho, "read", name_);
+      }
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (refill().empty()) break;
+  }
+  return done;
+}
+
+}  // namespace weft

@@ -1,0 +1,207 @@
+#include <weft/io/writer.hpp>
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "io_error.hpp"
+
+namespace weft {
+
+namespace {
+
+constexpr std::string_view kWho = "Writer";
+
+void default_error_handler(const std::system_error& error) noexcept {
+  // One writev(2), so the line is not interleaved with other output, and no
+  // allocation, since this runs in destructors.
+  const char* what = error.what();
+  char newline = '\n';
+  iovec parts[2] = {{const_cast<char*>(what), std::strlen(what)}, {&newline, 1}};
+  (void)!::writev(STDERR_FILENO, parts, 2);
+}
+
+// relaxed everywhere: the handler is a plain function pointer; no data is
+// published along with it.
+std::atomic<WriterErrorHandler> g_error_handler{nullptr};
+
+void report(const std::system_error& error) noexcept {
+  // relaxed: see g_error_handler.
+  WriterErrorHandler h = g_error_handler.load(std::memory_order_relaxed);
+  (h != nullptr ? h : default_error_handler)(error);
+}
+
+}  // namespace
+
+WriterErrorHandler set_writer_error_handler(WriterErrorHandler handler) noexcept {
+  // relaxed: see g_error_handler.
+  return g_error_handler.exchange(handler, std::memory_order_relaxed);
+}
+
+Writer::Writer(int fd, std::string name, std::size_t buffer_size)
+    : name_(std::move(name)), capacity_(buffer_size), fd_(fd) {
+  if (buffer_size == 0) {
+    ::close(fd);
+    fd_ = -1;
+    throw std::invalid_argument("weft::Writer: buffer size must be > 0 for '" + name_ + "'");
+  }
+  buffer_ = std::make_unique_for_overwrite<std::byte[]>(buffer_size);
+  pos_ = buffer_.get();
+  end_ = pos_ + capacity_;
+}
+
+Writer::Writer(const std::filesystem::path& path, std::size_t buffer_size)
+    : Writer(detail::io_open(path.string(), O_WRONLY | O_CREAT | O_TRUNC, kWho, "create"), path.string(),
+             buffer_size) {}
+
+Writer Writer::append(const std::filesystem::path& path, std::size_t buffer_size) {
+  return Writer(detail::io_open(path.string(), O_WRONLY | O_CREAT | O_APPEND, kWho, "open for append"),
+                path.string(), buffer_size);
+}
+
+Writer Writer::adopt(int fd, std::string name, std::size_t buffer_size) {
+  return Writer(fd, detail::io_fd_name(fd, std::move(name)), buffer_size);
+}
+
+Writer::Writer(Writer&& other) noexcept
+    : name_(std::move(other.name_)),
+      buffer_(std::move(other.buffer_)),
+      capacity_(std::exchange(other.capacity_, 0)),
+      pos_(std::exchange(other.pos_, nullptr)),
+      end_(std::exchange(other.end_, nullptr)),
+      fd_(std::exchange(other.fd_, -1)),
+      error_(std::exchange(other.error_, 0)) {}
+
+Writer& Writer::operator=(Writer&& other) noexcept {
+  if (this != &other) {
+    finish();
+    name_ = std::move(other.name_);
+    buffer_ = std::move(other.buffer_);
+    capacity_ = std::exchange(other.capacity_, 0);
+    pos_ = std::exchange(other.pos_, nullptr);
+    end_ = std::exchange(other.end_, nullptr);
+    fd_ = std::exchange(other.fd_, -1);
+    error_ = std::exchange(other.error_, 0);
+  }
+  return *this;
+}
+
+Writer::~Writer() { finish(); }
+
+void Writer::check_usable() const {
+  if (fd_ < 0) throw std::logic_error("weft::Writer: write to a closed Writer");
+  if (error_ != 0) detail::io_throw(error_, kWho, "write", name_);
+}
+
+void Writer::write_all(const std::byte* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      error_ = errno;
+      // The data is lost either way; dropping it keeps later calls from
+      // writing a hole-ridden tail after the failure.
+      pos_ = buffer_.get();
+      detail::io_throw(error_, kWho, "write", name_);
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void Writer::flush() {
+  check_usable();
+  std::byte* const buf = buffer_.get();
+  const auto n = static_cast<std::size_t>(pos_ - buf);
+  if (n == 0) return;
+  write_all(buf, n);
+  pos_ = buf;
+}
+
+std::span<std::byte> Writer::overflow() {
+  flush();
+  return {pos_, end_};
+}
+
+void Writer::write(std::span<const std::byte> data) {
+  auto room = static_cast<std::size_t>(end_ - pos_);
+  if (data.size() <= room) [[likely]] {
+    if (!data.empty()) std::memcpy(pos_, data.data(), data.size());
+    pos_ += data.size();
+    return;
+  }
+  check_usable();
+  if (data.size() < capacity_) {
+    // Top the buffer up, so a stream of medium writes makes full-size
+    // write(2) calls.
+    std::memcpy(pos_, data.data(), room);
+    pos_ += room;
+    data = data.subspan(room);
+    flush();
+    std::memcpy(pos_, data.data(), data.size());
+    pos_ += data.size();
+    return;
+  }
+  flush();
+  write_all(data.data(), data.size());
+}
+
+std::span<std::byte> Writer::reserve(std::size_t min_size) {
+  if (static_cast<std::size_t>(end_ - pos_) < min_size) {
+    if (min_size > capacity_ && fd_ >= 0) {
+      throw std::length_error("weft::Writer: reserve(" + std::to_string(min_size) + ") exceeds the buffer size of '" +
+                              name_ + "'");
+    }
+    flush();
+  }
+  return {pos_, end_};
+}
+
+void Writer::close() {
+  if (fd_ < 0) return;
+  std::optional<std::system_error> failure;
+  try {
+    flush();
+  } catch (const std::system_error& e) {
+    failure = e;
+  }
+  if (::close(fd_) != 0 && errno != EINTR && !failure) {
+    // EINTR: Linux has closed the descriptor anyway and there is nothing to
+    // retry; other errors (EIO, ENOSPC, EDQUOT on network file systems) mean
+    // data did not make it.
+    failure = detail::io_error(errno, kWho, "close", name_);
+  }
+  fd_ = -1;
+  buffer_.reset();
+  pos_ = end_ = nullptr;
+  if (failure) throw *failure;
+}
+
+void Writer::finish() noexcept {
+  if (fd_ < 0) return;
+  // A failure already thrown to the caller (error_ set) was reported then;
+  // the handler is for failures nobody has seen.
+  if (error_ == 0) {
+    try {
+      close();
+    } catch (const std::system_error& e) {
+      report(e);
+    } catch (...) {
+      report(detail::io_error(EIO, kWho, "flush", name_));
+    }
+    return;
+  }
+  (void)::close(fd_);
+  fd_ = -1;
+  buffer_.reset();
+  pos_ = end_ = nullptr;
+}
+
+}  // namespace weft
