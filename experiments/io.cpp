@@ -1,0 +1,435 @@
+#include "weft/xp/io.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <system_error>
+#include <thread>
+
+#include "weft/io/reader.hpp"
+#include "weft/io/writer.hpp"
+#include "weft/topo/topology.hpp"
+
+namespace weft::xp {
+
+const std::vector<std::string>& io_variants() {
+  static const std::vector<std::string> names{"fgetc",       "getc_unlocked",  "iostream",       "weft-bytes",
+                                              "weft-blocks", "read-write-64k", "copy_file_range"};
+  return names;
+}
+
+std::vector<int> default_io_threads() {
+  std::vector<int> t{1, available_parallelism()};
+  std::sort(t.begin(), t.end());
+  t.erase(std::unique(t.begin(), t.end()), t.end());
+  return t;
+}
+
+std::string default_tmpdir() {
+  const char* t = std::getenv("TMPDIR");
+  return t != nullptr && *t != '\0' ? std::string(t) : std::string("/tmp");
+}
+
+std::int64_t io_space_needed(std::int64_t size_bytes, int max_threads) {
+  return 2 * size_bytes * max_threads;
+}
+
+namespace {
+
+// The article's buffer size, for every buffered variant.
+constexpr std::size_t kBuffer = std::size_t{64} * 1024;
+
+[[noreturn]] void fail(const std::string& what, const std::string& path, int err = errno) {
+  throw std::system_error(err, std::generic_category(), "weft io: " + what + " '" + path + "'");
+}
+
+// Thrown by the copy_file_range variant when the kernel or file system
+// does not offer it: the row says so instead of failing the run.
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The temporary directory; removed with everything in it when it goes out of
+// scope, also when the run throws.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& parent) {
+    std::string tmpl = parent + "/weft-io-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) fail("cannot create a directory in", parent);
+    path_ = tmpl;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class Fd {
+ public:
+  Fd(const std::string& path, int flags) : fd_(::open(path.c_str(), flags | O_CLOEXEC, 0644)), path_(path) {
+    if (fd_ < 0) fail("cannot open", path);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  void close() {
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail("cannot close", path_);
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+};
+
+void write_all(int fd, const char* data, std::size_t n, const std::string& path) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot write", path);
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+// The source: pseudo-random bytes (xorshift), so every byte value occurs.
+void make_source(const std::string& path, std::int64_t size, std::uint64_t seed) {
+  Fd out(path, O_WRONLY | O_CREAT | O_TRUNC);
+  std::vector<std::uint64_t> block(kBuffer / sizeof(std::uint64_t));
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (std::int64_t done = 0; done < size;) {
+    for (auto& w : block) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      w = x;
+    }
+    const auto n = static_cast<std::size_t>(std::min<std::int64_t>(size - done, static_cast<std::int64_t>(kBuffer)));
+    write_all(out.get(), reinterpret_cast<const char*>(block.data()), n, path);
+    done += static_cast<std::int64_t>(n);
+  }
+  out.close();
+}
+
+// ---- the copies ---------------------------------------------------------------
+
+struct File {
+  FILE* f;
+  std::unique_ptr<char[]> buf;
+};
+
+File open_stdio(const std::string& path, const char* mode) {
+  File f{std::fopen(path.c_str(), mode), std::make_unique<char[]>(kBuffer)};
+  if (f.f == nullptr) fail("cannot open", path);
+  std::setvbuf(f.f, f.buf.get(), _IOFBF, kBuffer);
+  return f;
+}
+
+void close_stdio(File& in, File& out, const std::string& src, const std::string& dst) {
+  const bool read_error = std::ferror(in.f) != 0;
+  std::fclose(in.f);
+  if (read_error) fail("cannot read", src, EIO);
+  if (std::ferror(out.f) != 0 || std::fclose(out.f) != 0) fail("cannot write", dst);
+}
+
+void copy_fgetc(const std::string& src, const std::string& dst) {
+  File in = open_stdio(src, "rb");
+  File out = open_stdio(dst, "wb");
+  for (int c; (c = std::fgetc(in.f)) != EOF;)
+    if (std::fputc(c, out.f) == EOF) break;
+  close_stdio(in, out, src, dst);
+}
+
+void copy_getc_unlocked(const std::string& src, const std::string& dst) {
+  File in = open_stdio(src, "rb");
+  File out = open_stdio(dst, "wb");
+  for (int c; (c = getc_unlocked(in.f)) != EOF;)
+    if (putc_unlocked(c, out.f) == EOF) break;
+  close_stdio(in, out, src, dst);
+}
+
+void copy_iostream(const std::string& src, const std::string& dst) {
+  auto in_buf = std::make_unique<char[]>(kBuffer);
+  auto out_buf = std::make_unique<char[]>(kBuffer);
+  std::ifstream in;
+  std::ofstream out;
+  // Before open: libstdc++ honours pubsetbuf only on a stream not yet opened.
+  in.rdbuf()->pubsetbuf(in_buf.get(), static_cast<std::streamsize>(kBuffer));
+  out.rdbuf()->pubsetbuf(out_buf.get(), static_cast<std::streamsize>(kBuffer));
+  in.open(src, std::ios::binary);
+  if (!in) fail("cannot open", src);
+  out.open(dst, std::ios::binary | std::ios::trunc);
+  if (!out) fail("cannot open", dst);
+  for (char c; in.get(c);) out.put(c);
+  if (in.bad()) fail("cannot read", src, EIO);
+  out.close();
+  if (!out) fail("cannot write", dst, EIO);
+}
+
+void copy_weft_bytes(const std::string& src, const std::string& dst) {
+  Reader r(src);
+  Writer w(dst);
+  {
+    Reader::Cursor in{r};
+    Writer::Cursor out{w};
+    for (int c; (c = in.get()) != Reader::kEof;) out.put(static_cast<std::byte>(c));
+  }
+  w.close();
+}
+
+void copy_weft_blocks(const std::string& src, const std::string& dst) {
+  Reader r(src);
+  Writer w(dst);
+  for (auto s = r.peek(); !s.empty(); s = r.peek()) {
+    w.write(s);
+    r.consume(s.size());
+  }
+  w.close();
+}
+
+void copy_read_write(const std::string& src, const std::string& dst) {
+  Fd in(src, O_RDONLY);
+  Fd out(dst, O_WRONLY | O_CREAT | O_TRUNC);
+  auto buf = std::make_unique<char[]>(kBuffer);
+  for (;;) {
+    const ssize_t n = ::read(in.get(), buf.get(), kBuffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot read", src);
+    }
+    write_all(out.get(), buf.get(), static_cast<std::size_t>(n), dst);
+  }
+  out.close();
+}
+
+void copy_cfr(const std::string& src, const std::string& dst) {
+  Fd in(src, O_RDONLY);
+  Fd out(dst, O_WRONLY | O_CREAT | O_TRUNC);
+  bool first = true;
+  for (;;) {
+    const ssize_t n = ::copy_file_range(in.get(), nullptr, out.get(), nullptr, std::size_t{1} << 30, 0);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (first && (errno == ENOSYS || errno == EXDEV || errno == EOPNOTSUPP || errno == EINVAL))
+        throw Unsupported("not available: copy_file_range failed here (" + std::string(std::strerror(errno)) + ")");
+      fail("copy_file_range failed on", dst);
+    }
+    first = false;
+  }
+  out.close();
+}
+
+using CopyFn = void (*)(const std::string&, const std::string&);
+
+CopyFn copy_function(const std::string& v) {
+  if (v == "fgetc") return copy_fgetc;
+  if (v == "getc_unlocked") return copy_getc_unlocked;
+  if (v == "iostream") return copy_iostream;
+  if (v == "weft-bytes") return copy_weft_bytes;
+  if (v == "weft-blocks") return copy_weft_blocks;
+  if (v == "read-write-64k") return copy_read_write;
+  if (v == "copy_file_range") return copy_cfr;
+  throw std::invalid_argument("unknown io variant '" + v + "'");
+}
+
+// A read-only mapping of a whole file.
+class Mapping {
+ public:
+  explicit Mapping(const std::string& path) {
+    Fd fd(path, O_RDONLY);
+    struct stat st {};
+    if (fstat(fd.get(), &st) != 0) fail("cannot stat", path);
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ > 0) {
+      data_ = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+      if (data_ == MAP_FAILED) fail("cannot map", path);
+    }
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() {
+    if (data_ != nullptr) munmap(data_, size_);
+  }
+  std::size_t size() const { return size_; }
+  const void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+void verify_copy(const std::string& src, const std::string& dst, const std::string& variant) {
+  const Mapping a(src), b(dst);
+  if (a.size() != b.size())
+    throw std::runtime_error("weft io: " + variant + " copied " + std::to_string(b.size()) + " of " +
+                             std::to_string(a.size()) + " bytes into '" + dst + "'");
+  if (a.size() > 0 && std::memcmp(a.data(), b.data(), a.size()) != 0)
+    throw std::runtime_error("weft io: the " + variant + " copy '" + dst + "' differs from its source");
+}
+
+// Runs `copy` on n threads at once (thread i: src[i] -> dst[i]), each
+// destination unlinked first; returns the wall seconds from the release to
+// the last join. Rethrows the first failure after joining.
+double timed_copies(CopyFn copy, int n, const std::vector<std::string>& src, const std::vector<std::string>& dst) {
+  for (int i = 0; i < n; ++i) ::unlink(dst[static_cast<std::size_t>(i)].c_str());
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      const auto k = static_cast<std::size_t>(i);
+      ready.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count; `go` orders the start
+      // acquire: pairs with the release below, so no copy starts before it.
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      try {
+        copy(src[k], dst[k]);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+  }
+  while (ready.load(std::memory_order_relaxed) < n) std::this_thread::yield();
+  const std::int64_t t0 = wall_ns();
+  go.store(true, std::memory_order_release);  // release: see the acquire above
+  for (auto& t : threads) t.join();
+  const std::int64_t t1 = wall_ns();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return static_cast<double>(t1 - t0) / 1e9;
+}
+
+struct Job {
+  std::string variant;
+  int threads = 0;
+  std::vector<double> mb_per_s;
+  std::string unsupported;
+};
+
+}  // namespace
+
+Result run_io(const IoParams& p) {
+  Result r;
+  r.experiment = "io";
+  const std::vector<int> threads = p.threads.empty() ? default_io_threads() : p.threads;
+  const std::string parent = p.tmpdir.empty() ? default_tmpdir() : p.tmpdir;
+  r.params = {{"size_mb", static_cast<double>(p.size_bytes) / 1e6},
+              {"size_bytes", p.size_bytes},
+              {"threads", threads},
+              {"reps", p.reps},
+              {"tmpdir", parent},
+              {"buffer_bytes", kBuffer},
+              {"variants", p.variants}};
+  for (const auto& v : p.variants) copy_function(v);  // rejects unknown names before any work
+
+  // glibc's stdio skips its FILE locks until the process first creates a
+  // thread; start one so fgetc/fputc pay for the locks as in any threaded
+  // program (the copies below run on their own threads anyway).
+  std::thread([] {}).join();
+
+  const int max_threads = *std::max_element(threads.begin(), threads.end());
+  const TempDir dir(parent);
+  std::vector<std::string> src, dst;
+  for (int i = 0; i < max_threads; ++i) {
+    src.push_back(dir.path() + "/source-" + std::to_string(i));
+    dst.push_back(dir.path() + "/copy-" + std::to_string(i));
+    make_source(src.back(), p.size_bytes, static_cast<std::uint64_t>(i) + 1);
+  }
+
+  std::vector<Job> jobs;
+  for (int n : threads)
+    for (const auto& v : p.variants) jobs.push_back(Job{v, n, {}, {}});
+  interleave(p.reps, static_cast<int>(jobs.size()), [&](int k, int) {
+    Job& job = jobs[static_cast<std::size_t>(k)];
+    if (!job.unsupported.empty()) return;
+    double seconds = 0;
+    try {
+      seconds = timed_copies(copy_function(job.variant), job.threads, src, dst);
+    } catch (const Unsupported& e) {
+      job.unsupported = e.what();
+      return;
+    }
+    for (int i = 0; i < job.threads; ++i) {
+      verify_copy(src[static_cast<std::size_t>(i)], dst[static_cast<std::size_t>(i)], job.variant);
+      ::unlink(dst[static_cast<std::size_t>(i)].c_str());
+    }
+    job.mb_per_s.push_back(static_cast<double>(p.size_bytes) * job.threads / 1e6 / seconds);
+  });
+
+  for (const auto& job : jobs) {
+    Row row;
+    row.variant = job.variant;
+    row.threads = job.threads;
+    row.metric = "mb_per_s";
+    row.unit = "MB/s";
+    if (job.unsupported.empty()) {
+      row.stats = summarize(job.mb_per_s);
+    } else {
+      row.measured = false;
+      row.note = job.unsupported;
+    }
+    r.rows.push_back(std::move(row));
+  }
+
+  auto median_of = [&](const std::string& v, int n) -> double {
+    for (const auto& row : r.rows)
+      if (row.variant == v && row.threads == n && row.measured) return row.stats.median;
+    return 0;
+  };
+  nlohmann::json ratios = nlohmann::json::array();
+  auto add_ratio = [&](const std::string& what, double num, double den, const std::string& goal) {
+    if (num > 0 && den > 0) ratios.push_back({{"what", what}, {"value", num / den}, {"goal", goal}});
+  };
+  for (int n : threads) {
+    const std::string at = n == 1 ? ", 1 copy" : ", " + std::to_string(n) + " concurrent copies";
+    add_ratio("weft-bytes speed-up over fgetc/fputc" + at, median_of("weft-bytes", n), median_of("fgetc", n),
+              ">= 15");
+    add_ratio("weft-bytes speed-up over getc_unlocked" + at, median_of("weft-bytes", n),
+              median_of("getc_unlocked", n), ">= 2.5");
+    add_ratio("weft-bytes speed-up over iostream" + at, median_of("weft-bytes", n), median_of("iostream", n), "");
+    add_ratio("weft-blocks / copy_file_range" + at, median_of("weft-blocks", n), median_of("copy_file_range", n),
+              ">= 0.8");
+    add_ratio("weft-blocks / read-write-64k" + at, median_of("weft-blocks", n), median_of("read-write-64k", n), "");
+  }
+  r.extra["ratios"] = ratios;
+  r.published = published("003_ders");
+  r.notes.push_back("a thread was started and joined before measuring, so glibc's stdio locks are live for "
+                    "fgetc/fputc (glibc skips them in a process that never started a thread)");
+  r.notes.push_back("mb_per_s = threads x size / wall time of the concurrent copies (MB = 10^6 bytes); files "
+                    "are in the page cache (sources just written, copies unlinked before each run and compared "
+                    "with their source after it)");
+  const int cpus = available_parallelism();
+  if (max_threads > cpus)
+    r.notes.push_back("more concurrent copies than available CPUs (" + std::to_string(cpus) + ")");
+  return r;
+}
+
+}  // namespace weft::xp

@@ -1,0 +1,139 @@
+// weft alloc — the global allocator as hidden synchronisation (article 003):
+// the article's list benchmark and a producer/consumer run per allocator.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <iostream>
+#include <memory>
+
+#include "cli.hpp"
+#include "weft/xp/alloc.hpp"
+
+namespace weft::cli {
+namespace {
+
+// The hidden option that turns `weft alloc` into one child measurement.
+constexpr const char* kChildOption = "--internal-child";
+
+void print_published(const xp::Result& r) {
+  const auto& ratios = r.extra.value("ratios", nlohmann::json::array());
+  if (!ratios.empty()) {
+    fmt::print("\nRatios from this run (medians):\n");
+    for (const auto& x : ratios) {
+      const std::string goal = x.value("goal", std::string());
+      fmt::print("  {:<58} {:>7.2f}{}\n", x.at("what").get<std::string>(), x.at("value").get<double>(),
+                 goal.empty() ? "" : "   (goal " + goal + ")");
+    }
+  }
+  const auto& pub = r.published;
+  if (pub.is_null()) return;
+  fmt::print("\nThe article ({}):\n  method: {}\n", pub.value("source", std::string()),
+             pub.value("method_alloc", std::string()));
+  fmt::print("  std::allocator time / ders time, per machine:\n");
+  for (auto it = pub["alloc_speedup_std_over_ders"].begin(); it != pub["alloc_speedup_std_over_ders"].end(); ++it)
+    fmt::print("    {:<24} {}\n", it.key(), it.value().get<std::string>());
+  fmt::print("  scalability t(N)/t(1)/N:\n");
+  for (auto it = pub["scalability"].begin(); it != pub["scalability"].end(); ++it)
+    fmt::print("    {:<24} {}\n", it.key(), it.value().get<std::string>());
+}
+
+struct AllocOptions {
+  Common common;
+  long long rounds = 1000;
+  long long size = 10'000;
+  std::vector<std::string> threads;
+  long long reps = 3;
+  long long pc_objects = 1'000'000;
+  std::string child_spec;
+};
+
+// A comma list of thread counts (the option may also be repeated).
+std::vector<int> parse_threads(const std::vector<std::string>& given) {
+  std::vector<int> out;
+  for (const auto& item : given) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      const std::size_t comma = item.find(',', start);
+      const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!tok.empty()) {
+        long long v = 0;
+        const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+        if (ec != std::errc() || ptr != tok.data() + tok.size())
+          throw UsageError(fmt::format("--threads: '{}' is not a thread count", tok));
+        const int n = positive("--threads", v, 256);
+        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (!given.empty() && out.empty()) throw UsageError("--threads: no thread count given");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> child_command() { return {"/proc/self/exe", "alloc", kChildOption}; }
+
+xp::AllocParams to_params(const AllocOptions& o) {
+  xp::AllocParams p;
+  p.rounds = positive("--rounds", o.rounds, 1'000'000);
+  p.size = positive("--size", o.size, 10'000'000);
+  p.threads = parse_threads(o.threads);
+  p.reps = positive("--reps", o.reps, 1000);
+  p.pc_objects = positive("--pc-objects", o.pc_objects, 1'000'000'000);
+  const std::vector<int> t = p.threads.empty() ? xp::default_alloc_threads() : p.threads;
+  // Every thread holds `size` list nodes (~32 bytes each) at its peak.
+  constexpr long long kMaxNodes = 100'000'000;
+  if (static_cast<long long>(p.size) * t.back() > kMaxNodes)
+    throw UsageError(fmt::format("--size {} x {} threads is more than {} live list nodes (memory)", p.size,
+                                 t.back(), kMaxNodes));
+  p.child_command = child_command();
+  return p;
+}
+
+constexpr const char* kTitle = "List benchmark (seconds, scalability t(N)/t(1)/N, peak RSS) and producer/consumer";
+
+const Register reg{{
+    "alloc",
+    [](CLI::App& app) {
+      auto o = std::make_shared<AllocOptions>();
+      auto* sub = app.add_subcommand("alloc", "Allocators under threads: the article's list benchmark (article 003)");
+      sub->add_option("--rounds", o->rounds, "Rounds per thread (default 1000)");
+      sub->add_option("--size", o->size, "Ints pushed and popped per round (default 10000)");
+      sub->add_option("--threads,-t", o->threads,
+                      "Thread counts, comma list (default 1,2,4 and available_parallelism)");
+      sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across variants (default 3)");
+      sub->add_option("--pc-objects", o->pc_objects, "Objects through the producer/consumer queue (default 1e6)");
+      sub->add_flag("--json", o->common.json, "Print one JSON object");
+      // Internal: the parent re-executes weft with this to run one measurement.
+      sub->add_option(kChildOption, o->child_spec)->group("");
+      sub->callback([o] {
+        if (!o->child_spec.empty()) {
+          try {
+            std::cout << xp::run_alloc_child(o->child_spec) << std::endl;
+          } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+          }
+          return;
+        }
+        const xp::AllocParams p = to_params(*o);
+        const xp::Result r = xp::run_alloc(p);
+        emit(r, o->common, kTitle, [&] { print_published(r); });
+      });
+    },
+    [](bool quick) {
+      xp::AllocParams p;
+      p.rounds = quick ? 100 : 300;
+      p.threads = {1, 2};
+      p.reps = quick ? 2 : 3;
+      p.pc_objects = quick ? 300'000 : 1'000'000;
+      p.child_command = child_command();
+      return xp::run_alloc(p);
+    },
+    kTitle,
+    print_published,
+}};
+
+}  // namespace
+}  // namespace weft::cli

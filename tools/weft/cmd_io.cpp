@@ -1,0 +1,136 @@
+// weft io — locked stdio as hidden synchronisation (article 003): byte-by-byte
+// and block file copies, N files copied concurrently.
+#include <fmt/format.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+#include "cli.hpp"
+#include "weft/xp/io.hpp"
+
+namespace weft::cli {
+namespace {
+
+void print_published(const xp::Result& r) {
+  const auto& ratios = r.extra.value("ratios", nlohmann::json::array());
+  if (!ratios.empty()) {
+    fmt::print("\nRatios from this run (medians of MB/s):\n");
+    for (const auto& x : ratios) {
+      const std::string goal = x.value("goal", std::string());
+      fmt::print("  {:<62} {:>7.2f}{}\n", x.at("what").get<std::string>(), x.at("value").get<double>(),
+                 goal.empty() ? "" : "   (goal " + goal + ")");
+    }
+  }
+  const auto& pub = r.published;
+  if (pub.is_null()) return;
+  fmt::print("\nThe article ({}):\n  method: {}\n", pub.value("source", std::string()),
+             pub.value("method_file", std::string()));
+  fmt::print("  speed-up of ders buf_reader/buf_writer over fgetc/fputc, one figure per compiler:\n");
+  for (auto it = pub["file_speedup_over_stdio"].begin(); it != pub["file_speedup_over_stdio"].end(); ++it) {
+    std::string figs;
+    for (const auto& f : it.value()) figs += (figs.empty() ? "" : ", ") + f.get<std::string>() + "x";
+    fmt::print("    {:<12} {}\n", it.key(), figs);
+  }
+}
+
+struct IoOptions {
+  Common common;
+  long long size_mb = 100;
+  std::vector<std::string> threads;
+  long long reps = 3;
+  std::string tmpdir;
+};
+
+std::vector<int> parse_threads(const std::vector<std::string>& given) {
+  std::vector<int> out;
+  for (const auto& item : given) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      const std::size_t comma = item.find(',', start);
+      const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!tok.empty()) {
+        long long v = 0;
+        const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+        if (ec != std::errc() || ptr != tok.data() + tok.size())
+          throw UsageError(fmt::format("--threads: '{}' is not a thread count", tok));
+        const int n = positive("--threads", v, 256);
+        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (!given.empty() && out.empty()) throw UsageError("--threads: no thread count given");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The directory must exist, take a new subdirectory, and hold the files.
+void check_tmpdir(const std::string& dir, std::int64_t needed) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec))
+    throw UsageError(fmt::format("--tmpdir '{}' does not exist", dir));
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(fmt::format("--tmpdir '{}' is not a directory", dir));
+  std::string probe = dir + "/weft-io-probe-XXXXXX";
+  if (mkdtemp(probe.data()) == nullptr)
+    throw UsageError(fmt::format("--tmpdir '{}' is not writable: {}", dir, std::strerror(errno)));
+  ::rmdir(probe.c_str());
+  struct statvfs vfs {};
+  if (statvfs(dir.c_str(), &vfs) != 0)
+    throw UsageError(fmt::format("--tmpdir '{}': statvfs failed: {}", dir, std::strerror(errno)));
+  const double free_bytes = static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize);
+  if (static_cast<double>(needed) > free_bytes)
+    throw UsageError(fmt::format("--size-mb: the run needs {:.0f} MB in '{}' (a source and a copy per thread), "
+                                 "only {:.0f} MB are free",
+                                 static_cast<double>(needed) / 1e6, dir, free_bytes / 1e6));
+}
+
+xp::IoParams to_params(const IoOptions& o) {
+  xp::IoParams p;
+  p.size_bytes = std::int64_t{positive("--size-mb", o.size_mb, 1'000'000)} * 1'000'000;
+  p.threads = parse_threads(o.threads);
+  p.reps = positive("--reps", o.reps, 1000);
+  p.tmpdir = o.tmpdir.empty() ? xp::default_tmpdir() : o.tmpdir;
+  const std::vector<int> t = p.threads.empty() ? xp::default_io_threads() : p.threads;
+  check_tmpdir(p.tmpdir, xp::io_space_needed(p.size_bytes, t.back()));
+  return p;
+}
+
+constexpr const char* kTitle = "File copy, byte by byte and by blocks: MB/s (aggregate over concurrent copies)";
+
+const Register reg{{
+    "io",
+    [](CLI::App& app) {
+      auto o = std::make_shared<IoOptions>();
+      auto* sub = app.add_subcommand("io", "Byte-by-byte and block file copies: stdio, iostream, weft (article 003)");
+      sub->add_option("--size-mb", o->size_mb, "Size of each file in MB of 10^6 bytes (default 100)");
+      sub->add_option("--threads,-t", o->threads,
+                      "Concurrent copies, comma list (default 1 and available_parallelism)");
+      sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across variants (default 3)");
+      sub->add_option("--tmpdir", o->tmpdir, "Directory for the files (default $TMPDIR or /tmp)");
+      sub->add_flag("--json", o->common.json, "Print one JSON object");
+      sub->callback([o] {
+        const xp::IoParams p = to_params(*o);
+        const xp::Result r = xp::run_io(p);
+        emit(r, o->common, kTitle, [&] { print_published(r); });
+      });
+    },
+    [](bool quick) {
+      xp::IoParams p;
+      p.size_bytes = quick ? 16'000'000 : 32'000'000;
+      p.reps = quick ? 2 : 3;
+      return xp::run_io(p);
+    },
+    kTitle,
+    print_published,
+}};
+
+}  // namespace
+}  // namespace weft::cli
