@@ -1,0 +1,32 @@
+// weft/detail/block_on.hpp — how the pool's waits wait.
+//
+// block_on(word, done, waiter_bit, ...) returns once done(word) holds. It
+// helps first: on a worker thread it runs other queued tasks while the
+// condition is false (so nested waits cannot deadlock a pool of one), then it
+// spins within WaitOptions, then it sets `waiter_bit` in the word and sleeps
+// on its futex. Whoever makes done() true must read the word with an RMW and
+// futex-wake when the old value had `waiter_bit`.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include "weft/sync/wait_options.hpp"
+
+namespace weft::detail {
+
+using DonePredicate = bool (*)(std::uint32_t word) noexcept;
+
+// Returns false only if `timeout` (when positive) expired first.
+bool block_on(std::atomic<std::uint32_t>& word, DonePredicate done, std::uint32_t waiter_bit, bool help,
+              std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept;
+
+// Runs one queued task if the calling thread is a pool worker and finds one
+// (its own deque first, then stealing). True if it ran one.
+bool help_one() noexcept;
+
+// True if the calling thread is a worker of some weft pool.
+bool on_worker_thread() noexcept;
+
+}  // namespace weft::detail

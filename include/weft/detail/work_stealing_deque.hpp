@@ -1,0 +1,152 @@
+// weft/detail/work_stealing_deque.hpp — the Chase–Lev work-stealing deque.
+//
+// One owner pushes and pops at the bottom (LIFO: the task it just spawned is
+// hot in its cache); any number of thieves steal at the top (FIFO: the
+// oldest, usually largest piece of work). The algorithm and its orders follow
+// Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing for
+// Weak Memory Models" (PPoPP 2013), with one change: push publishes with a
+// release store of `bottom_` instead of a release fence and a relaxed store
+// (the same instruction on x86 and AArch64, and visible to ThreadSanitizer,
+// which does not model fences).
+//
+// Roles are types: DequeOwner (push, pop) may be used by one thread at a
+// time; DequeThief (steal) by any number. steal() says Empty, Success or
+// Retry (lost a race with another thief or the owner): "nothing there" and
+// "try again" are different answers.
+//
+// Data layout (each on its own cache line):
+//   top_     written by thieves (CAS) and by the owner's pop of the last item
+//   bottom_  written by the owner only; read by thieves
+//   array_   written by the owner when it grows; read by thieves
+// The array grows (doubling) when full; old arrays are kept until the deque
+// dies, since a thief may still be reading one (memory is bounded by twice
+// the largest size reached).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "weft/detail/cache_line.hpp"
+#include "weft/detail/task.hpp"
+
+namespace weft::detail {
+
+enum class Steal { empty, success, retry };
+
+class WorkStealingDeque {
+ public:
+  explicit WorkStealingDeque(std::int64_t capacity = 256);
+  WorkStealingDeque(const WorkStealingDeque&) = delete;
+  WorkStealingDeque& operator=(const WorkStealingDeque&) = delete;
+  ~WorkStealingDeque();
+
+  // Owner only.
+  void push(Task* t) {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    // acquire: pairs with thieves' CAS on top_, so slots they took are free to reuse.
+    const std::int64_t t_ = top_.load(std::memory_order_acquire);
+    Array* a = array_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    if (b - t_ > a->mask) a = grow(a, t_, b);
+    a->slot(b).store(t, std::memory_order_relaxed);  // relaxed: published by the release below
+    // release: a thief that reads the new bottom (acquire) sees the slot and the task's contents.
+    bottom_.store(b + 1, std::memory_order_release);
+  }
+
+  // Owner only: the most recently pushed task, or nullptr.
+  Task* pop() {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // relaxed: owner's own variable
+    Array* a = array_.load(std::memory_order_relaxed);                    // relaxed: owner's own variable
+    bottom_.store(b, std::memory_order_relaxed);  // relaxed: ordered against top_ by the fence below
+    // seq_cst fence: the store to bottom_ and the load of top_ must not be
+    // reordered (store-load), or the owner and a thief could both take the
+    // last item.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::int64_t t = top_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+    if (t > b) {  // empty
+      bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: restores the owner's view only
+      return nullptr;
+    }
+    Task* x = a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
+    if (t == b) {
+      // The last item: race thieves for it through top_. seq_cst: part of the
+      // same store-load protocol as the fence above.
+      if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+        x = nullptr;
+      bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: as above
+    }
+    return x;
+  }
+
+  // Any thread.
+  Steal steal(Task*& out) {
+    // acquire: pairs with the CAS of other thieves (slots they emptied).
+    std::int64_t t = top_.load(std::memory_order_acquire);
+    // seq_cst fence: the load of top_ must precede the load of bottom_
+    // (load-load across two variables, against pop()'s store-load).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // acquire: pairs with push()'s release; the slot and the task are visible.
+    const std::int64_t b = bottom_.load(std::memory_order_acquire);
+    if (t >= b) return Steal::empty;
+    // acquire: pairs with grow()'s release of a new array.
+    Array* a = array_.load(std::memory_order_acquire);
+    Task* x = a->slot(t).load(std::memory_order_relaxed);  // relaxed: validated by the CAS below
+    // seq_cst: the CAS decides between thieves and the owner's pop of the last item.
+    if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+      return Steal::retry;
+    out = x;
+    return Steal::success;
+  }
+
+  // Any thread; a snapshot (exact only when nobody pushes or takes).
+  [[nodiscard]] bool empty() const noexcept {
+    // acquire on both: a caller deciding to sleep must see pushes that
+    // happened before its fence.
+    const std::int64_t t = top_.load(std::memory_order_acquire);
+    return bottom_.load(std::memory_order_acquire) <= t;
+  }
+  [[nodiscard]] std::int64_t size() const noexcept {
+    const std::int64_t t = top_.load(std::memory_order_acquire);  // acquire: as in empty()
+    const std::int64_t b = bottom_.load(std::memory_order_acquire);
+    return b > t ? b - t : 0;
+  }
+
+ private:
+  struct Array {
+    std::int64_t mask;
+    std::unique_ptr<std::atomic<Task*>[]> slots;
+    explicit Array(std::int64_t capacity)
+        : mask(capacity - 1), slots(new std::atomic<Task*>[static_cast<std::size_t>(capacity)]) {}
+    std::atomic<Task*>& slot(std::int64_t i) noexcept { return slots[static_cast<std::size_t>(i & mask)]; }
+  };
+  Array* grow(Array* a, std::int64_t t, std::int64_t b);
+
+  alignas(kCacheLine) std::atomic<std::int64_t> top_{0};
+  alignas(kCacheLine) std::atomic<std::int64_t> bottom_{0};
+  alignas(kCacheLine) std::atomic<Array*> array_;
+  std::vector<std::unique_ptr<Array>> arrays_;  // owner only: every array ever used
+};
+
+// The two roles, as types.
+class DequeOwner {
+ public:
+  explicit DequeOwner(WorkStealingDeque& d) noexcept : d_(&d) {}
+  void push(Task* t) { d_->push(t); }
+  Task* pop() { return d_->pop(); }
+
+ private:
+  WorkStealingDeque* d_;
+};
+
+class DequeThief {
+ public:
+  explicit DequeThief(WorkStealingDeque& d) noexcept : d_(&d) {}
+  Steal steal(Task*& out) { return d_->steal(out); }
+  [[nodiscard]] bool empty() const noexcept { return d_->empty(); }
+
+ private:
+  WorkStealingDeque* d_;
+};
+
+}  // namespace weft::detail

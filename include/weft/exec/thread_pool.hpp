@@ -1,0 +1,138 @@
+// weft/exec/thread_pool.hpp — a work-stealing thread pool.
+//
+//   weft::ThreadPool pool;                       // available_parallelism() workers
+//   pool.post([] { ... });                       // fire and forget
+//   weft::Future<int> f = pool.submit([] { return 42; });
+//   int v = f.get();                             // rethrows the task's exception
+//
+// Design (docs/design/pool.md): each worker owns a work-stealing deque
+// (it pushes and pops at the bottom, thieves steal from the top); each
+// thread outside the pool that submits gets an injection deque of its own
+// (it only pushes; workers steal), so submitting from outside is a store
+// and a fence, not a lock. Idle workers search for a bounded time
+// (WaitOptions), then park; a submitter wakes at most one parked worker and
+// only when no worker is already searching. Thieves try victims that share
+// a cache with them first.
+//
+// Exceptions: a submit()ted task's exception goes to its Future. A post()ed
+// task's exception is kept by the pool (the first one; later ones are
+// counted) and rethrown by the next wait_idle(); one never rethrown is
+// printed to stderr by the destructor, never dropped silently.
+//
+// Lifetime: the destructor (and shutdown()) stops accepting submissions
+// from threads outside the pool, runs every task already submitted —
+// including tasks those tasks submit — and joins the workers. Submitting
+// from outside to a pool that is shut down throws std::runtime_error.
+// Destroying a pool from one of its own workers is undefined (it would join
+// itself); debug builds assert.
+//
+// wait_idle() returns when the pool has no queued and no running task: all
+// tasks submitted before the call (and anything they spawned) have finished.
+// While other threads keep submitting it waits for a quiet moment.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "weft/detail/task.hpp"
+#include "weft/exec/future.hpp"
+#include "weft/sync/wait_options.hpp"
+#include "weft/topo/placement.hpp"
+
+namespace weft {
+
+struct PoolOptions {
+  // Number of workers; unset means available_parallelism(). 0 or less is an
+  // error (std::invalid_argument).
+  std::optional<int> workers;
+  // Where workers run; none leaves them to the scheduler.
+  Placement placement = Placement::none;
+  // How long an idle worker searches (spinning) before it parks.
+  WaitOptions wait{};
+};
+
+namespace detail {
+class PoolCore;
+
+template <class F>
+struct PostTask final : Task {
+  F fn;
+  PoolCore* pool;
+  template <class G>
+  PostTask(G&& g, PoolCore* p) : fn(std::forward<G>(g)), pool(p) {
+    execute = &execute_impl;
+    discard = &discard_impl;
+  }
+  static void execute_impl(Task* t) noexcept;
+  static void discard_impl(Task* t) noexcept { delete_task(static_cast<PostTask*>(t)); }
+};
+
+void record_post_exception(PoolCore* pool, std::exception_ptr e) noexcept;
+
+template <class F>
+void PostTask<F>::execute_impl(Task* t) noexcept {
+  auto* self = static_cast<PostTask*>(t);
+  try {
+    self->fn();
+  } catch (...) {
+    record_post_exception(self->pool, std::current_exception());
+  }
+  delete_task(self);
+}
+}  // namespace detail
+
+class ThreadPool {
+ public:
+  ThreadPool() : ThreadPool(PoolOptions{}) {}
+  explicit ThreadPool(PoolOptions options);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Queues f() to run on a worker. Throws std::runtime_error if the pool is
+  // shut down (when called from outside the pool).
+  template <class F>
+  void post(F&& f) {
+    using Fn = std::decay_t<F>;
+    push(detail::new_task<detail::PostTask<Fn>>(std::forward<F>(f), core_.get()));
+  }
+
+  // Queues f() and returns the future of its result.
+  template <class F>
+  [[nodiscard]] auto submit(F&& f) -> Future<std::invoke_result_t<std::decay_t<F>&>> {
+    using Fn = std::decay_t<F>;
+    using T = std::invoke_result_t<Fn&>;
+    auto* task = detail::new_task<detail::FutureTask<T, Fn>>(std::forward<F>(f));
+    Future<T> fut(task);
+    push(task);  // on failure push() dropped the queue's reference; `fut` drops the other
+    return fut;
+  }
+
+  // Waits until no task is queued or running; rethrows the first exception
+  // a post()ed task threw since the last call.
+  void wait_idle();
+
+  // Stops accepting outside submissions, runs what was submitted, joins.
+  // Idempotent; the destructor calls it.
+  void shutdown();
+
+  [[nodiscard]] int size() const noexcept;
+  // The CPUs the workers are pinned to (empty for Placement::none).
+  [[nodiscard]] const std::vector<int>& cpus() const noexcept;
+  // True on one of this pool's workers.
+  [[nodiscard]] bool is_worker() const noexcept;
+  // This thread's worker index in its pool, or -1 outside any pool.
+  static int current_worker_index() noexcept;
+
+ private:
+  friend class TaskGroup;
+  void push(detail::Task* t);
+  std::unique_ptr<detail::PoolCore> core_;
+};
+
+}  // namespace weft

@@ -1,0 +1,116 @@
+// The pool's insides: workers, injection deques, and the sleep/wake protocol.
+// See docs/design/pool.md for the protocol and its correctness argument.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "weft/detail/cache_line.hpp"
+#include "weft/detail/work_stealing_deque.hpp"
+#include "weft/exec/thread_pool.hpp"
+#include "weft/sync/parker.hpp"
+
+namespace weft::detail {
+
+// A deque plus the count of tasks pushed into it, both written only by the
+// deque's owner (a worker, or one outside thread).
+struct alignas(kCacheLine) Source {
+  WorkStealingDeque deque;
+  // Tasks ever pushed here; owner-written (relaxed store of its own value
+  // plus one), read by wait_idle().
+  alignas(kCacheLine) std::atomic<std::uint64_t> pushed{0};
+};
+
+struct alignas(kCacheLine) Worker {
+  Source source;
+  Parker parker;
+  // Tasks this worker has finished; owner-written, read by wait_idle().
+  alignas(kCacheLine) std::atomic<std::uint64_t> completed{0};
+  int index = 0;
+  int cpu = -1;
+  std::vector<int> victims;  // other workers, those sharing the nearest cache first
+  std::uint64_t rng = 0;
+  std::thread thread;
+};
+
+class PoolCore {
+ public:
+  explicit PoolCore(PoolOptions options);
+  ~PoolCore();
+
+  void push(Task* t);
+  void wait_idle();
+  void shutdown();
+  void record_exception(std::exception_ptr e) noexcept;
+  bool help_one(Worker& w) noexcept;
+
+  int size() const noexcept { return static_cast<int>(workers_.size()); }
+  const std::vector<int>& cpus() const noexcept { return cpus_; }
+
+ private:
+  friend class ::weft::ThreadPool;
+  static constexpr int kMaxInjectors = 256;
+  // idle_state_: searching workers in the low 32 bits, sleeping in the high.
+  static constexpr std::uint64_t kSearching = 1;
+  static constexpr std::uint64_t kSleeping = std::uint64_t{1} << 32;
+  static std::uint32_t searching(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s); }
+  static std::uint32_t sleeping(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s >> 32); }
+
+  void run_worker(Worker& w);
+  Task* find_task(Worker& w) noexcept;
+  Task* steal_any(Worker& w) noexcept;
+  bool anything_queued() const noexcept;
+  void notify_one() noexcept;
+  Source& injector_for_this_thread();
+  bool quiescent() const noexcept;
+  void execute(Worker& w, Task* t) noexcept;
+
+  PoolOptions options_;
+  std::vector<int> cpus_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+
+  // Injection deques, one per outside thread that submits (owned by that
+  // thread's id), appended under injectors_mutex_ and published through
+  // injector_count_ (release) so thieves can scan without the lock.
+  std::array<std::atomic<Source*>, kMaxInjectors> injectors_{};
+  alignas(kCacheLine) std::atomic<int> injector_count_{0};
+  std::mutex injectors_mutex_;
+  std::unordered_map<std::thread::id, std::unique_ptr<Source>> injector_owners_;
+  // Past kMaxInjectors outside threads share this one, pushing under its mutex.
+  Source overflow_;
+  std::mutex overflow_mutex_;
+
+  // Sleep/wake protocol (docs/design/pool.md).
+  alignas(kCacheLine) std::atomic<std::uint64_t> idle_state_{0};
+  std::mutex sleepers_mutex_;
+  std::vector<int> sleepers_;  // parked workers, guarded by sleepers_mutex_
+
+  // wait_idle(): bumped by a worker going to sleep; bit 0 = someone waits.
+  alignas(kCacheLine) std::atomic<std::uint32_t> idle_epoch_{0};
+
+  alignas(kCacheLine) std::atomic<bool> closed_{false};  // outside submissions refused
+  std::atomic<bool> stop_{false};                        // workers exit once idle
+  bool joined_ = false;
+  std::mutex shutdown_mutex_;
+
+  std::mutex error_mutex_;
+  std::exception_ptr first_error_;
+  std::uint64_t dropped_errors_ = 0;
+  std::uint64_t id_;
+};
+
+// The calling thread's worker, if it is one, and its pool.
+struct WorkerContext {
+  PoolCore* pool = nullptr;
+  Worker* worker = nullptr;
+};
+WorkerContext& this_worker() noexcept;
+
+}  // namespace weft::detail

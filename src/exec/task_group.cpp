@@ -1,0 +1,53 @@
+#include "weft/exec/task_group.hpp"
+
+#include <cstdio>
+
+#include "weft/detail/block_on.hpp"
+#include "weft/detail/futex.hpp"
+
+namespace weft {
+
+void TaskGroup::record(std::exception_ptr e) noexcept {
+  // acq_rel: one winner stores the exception; wait() reads it after the
+  // count reached zero, which the finishing RMWs order after this.
+  if (!error_claimed_.exchange(true, std::memory_order_acq_rel)) error_ = std::move(e);
+}
+
+void TaskGroup::finish_one() noexcept {
+  // acq_rel: release publishes the task's effects to wait()'s acquire; the
+  // old value says whether this was the last task and someone sleeps. The
+  // group may be destroyed as soon as the count is zero: the wake call only
+  // uses the word's address.
+  if (state_.fetch_sub(2, std::memory_order_acq_rel) == (2 | kWaiter)) detail::futex_wake(state_, detail::kWakeAll);
+}
+
+void TaskGroup::wait() {
+  // acquire: pairs with finish_one()'s release.
+  if (!done(state_.load(std::memory_order_acquire)))
+    detail::block_on(state_, &TaskGroup::done, kWaiter, detail::on_worker_thread());
+  std::uint32_t w = kWaiter;
+  // relaxed: clears our bit when nothing is pending; if a run() raced in,
+  // the bit stays and only costs a spare wake call.
+  state_.compare_exchange_strong(w, 0, std::memory_order_relaxed, std::memory_order_relaxed);
+  if (error_claimed_.load(std::memory_order_acquire)) {  // acquire: pairs with record()
+    std::exception_ptr e = std::exchange(error_, nullptr);
+    error_claimed_.store(false, std::memory_order_relaxed);  // relaxed: the group is quiet now
+    std::rethrow_exception(e);
+  }
+}
+
+TaskGroup::~TaskGroup() {
+  if (!done(state_.load(std::memory_order_acquire)))  // acquire: as in wait()
+    detail::block_on(state_, &TaskGroup::done, kWaiter, detail::on_worker_thread());
+  if (error_claimed_.load(std::memory_order_acquire) && error_) {
+    try {
+      std::rethrow_exception(error_);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "weft::TaskGroup destroyed with an exception nobody wait()ed for: %s\n", e.what());
+    } catch (...) {
+      std::fprintf(stderr, "weft::TaskGroup destroyed with an exception nobody wait()ed for\n");
+    }
+  }
+}
+
+}  // namespace weft

@@ -1,0 +1,454 @@
+#include "weft/exec/thread_pool.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include "pool_core.hpp"
+#include "weft/detail/block_on.hpp"
+#include "weft/detail/futex.hpp"
+#include "weft/detail/spin_wait.hpp"
+#include "weft/topo/affinity.hpp"
+#include "weft/topo/topology.hpp"
+
+namespace weft {
+namespace detail {
+
+namespace {
+std::atomic<std::uint64_t> g_next_pool_id{1};  // never reused: stale thread-local caches cannot match
+
+std::string describe(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
+// relaxed increment of an owner-written counter: a plain load and store,
+// no read-modify-write; readers only need to see it eventually.
+void bump(std::atomic<std::uint64_t>& c) noexcept {
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+}  // namespace
+
+WorkerContext& this_worker() noexcept {
+  thread_local WorkerContext ctx;
+  return ctx;
+}
+
+bool on_worker_thread() noexcept { return this_worker().worker != nullptr; }
+
+bool help_one() noexcept {
+  WorkerContext& c = this_worker();
+  return c.worker != nullptr && c.pool->help_one(*c.worker);
+}
+
+void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept { futex_wake(word, kWakeAll); }
+
+void record_post_exception(PoolCore* pool, std::exception_ptr e) noexcept { pool->record_exception(e); }
+
+bool block_on(std::atomic<std::uint32_t>& word, DonePredicate done, std::uint32_t waiter_bit, bool help,
+              std::chrono::nanoseconds timeout) noexcept {
+  const std::int64_t deadline = timeout > std::chrono::nanoseconds::zero() ? now_ns() + timeout.count() : 0;
+  const WaitOptions opts;
+  for (;;) {
+    // acquire: the completer's release makes the result visible.
+    if (done(word.load(std::memory_order_acquire))) return true;
+    if (help && help_one()) continue;
+    const auto spun = spin_until([&] { return done(word.load(std::memory_order_acquire)); }, opts);
+    if (spun.satisfied) {
+      adapt(spun, opts, 0);
+      return true;
+    }
+    std::uint32_t w = word.load(std::memory_order_relaxed);  // relaxed: re-read with acquire above
+    if (done(w)) continue;
+    if ((w & waiter_bit) == 0) {
+      // relaxed: the bit only has to be in the word the completer's RMW
+      // reads; the word's modification order does that.
+      if (!word.compare_exchange_weak(w, w | waiter_bit, std::memory_order_relaxed, std::memory_order_relaxed))
+        continue;
+      w |= waiter_bit;
+    }
+    std::int64_t slice = 0;
+    if (deadline != 0) {
+      slice = deadline - now_ns();
+      if (slice <= 0) {
+        adapt(spun, opts, now_ns());
+        return done(word.load(std::memory_order_acquire));
+      }
+    }
+    // A helping worker sleeps at most 1 ms at a time: work it could help
+    // with may be queued where no wake-up reaches it (it is neither
+    // searching nor parked as idle).
+    if (help && (slice == 0 || slice > 1'000'000)) slice = 1'000'000;
+    futex_wait(word, w, std::chrono::nanoseconds(slice));
+    adapt(spun, opts, now_ns());
+  }
+}
+
+// ---- PoolCore ----------------------------------------------------------------
+
+PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_next_pool_id.fetch_add(1)) {
+  const int n = options_.workers.value_or(available_parallelism());
+  if (n < 1)
+    throw std::invalid_argument("weft::ThreadPool: a pool needs at least one worker, got " + std::to_string(n));
+  if (n > 4096)
+    throw std::invalid_argument("weft::ThreadPool: " + std::to_string(n) + " workers is more than the 4096 allowed");
+  const Topology& topo = Topology::instance();
+  cpus_ = place(topo, options_.placement, n);  // throws for one_per_core beyond the cores
+
+  workers_.reserve(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    auto w = std::make_unique<Worker>();
+    w->index = i;
+    w->cpu = cpus_.empty() ? -1 : cpus_[static_cast<std::size_t>(i)];
+    w->rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(i + 1);
+    workers_.push_back(std::move(w));
+  }
+  // Victims: the workers sharing the smallest cache with us first (their
+  // tasks' data is likely in a cache we share), then the rest in ring order.
+  for (auto& w : workers_) {
+    for (int k = 1; k < n; ++k) w->victims.push_back((w->index + k) % n);
+    if (w->cpu >= 0) {
+      auto distance = [&](int v) {
+        const int lvl = topo.shared_cache_level(w->cpu, workers_[static_cast<std::size_t>(v)]->cpu);
+        return lvl == 0 ? 1000 : lvl;
+      };
+      std::stable_sort(w->victims.begin(), w->victims.end(),
+                       [&](int a, int b) { return distance(a) < distance(b); });
+    }
+  }
+
+  int started = 0;
+  try {
+    for (auto& w : workers_) {
+      Worker* raw = w.get();
+      w->thread = std::thread([this, raw] { run_worker(*raw); });
+      ++started;
+      if (raw->cpu >= 0) pin_thread(raw->thread, raw->cpu);
+    }
+  } catch (...) {
+    const std::string why = describe(std::current_exception());
+    stop_.store(true, std::memory_order_seq_cst);  // seq_cst: pairs with the workers' sleep check
+    for (int i = 0; i < started; ++i) workers_[static_cast<std::size_t>(i)]->parker.unpark();
+    for (int i = 0; i < started; ++i) workers_[static_cast<std::size_t>(i)]->thread.join();
+    joined_ = true;
+    throw std::runtime_error("weft::ThreadPool: could not start worker " + std::to_string(started + 1) + " of " +
+                             std::to_string(n) + ": " + why);
+  }
+}
+
+PoolCore::~PoolCore() {
+  shutdown();
+  if (first_error_) {
+    std::fprintf(stderr,
+                 "weft::ThreadPool: a posted task threw and no wait_idle() rethrew it: %s (%llu more dropped)\n",
+                 describe(first_error_).c_str(), static_cast<unsigned long long>(dropped_errors_));
+  }
+}
+
+Source& PoolCore::injector_for_this_thread() {
+  struct Cache {
+    std::uint64_t pool_id = 0;
+    Source* source = nullptr;
+  };
+  thread_local Cache cache;
+  if (cache.pool_id == id_) return *cache.source;
+  std::lock_guard lock(injectors_mutex_);
+  auto& slot = injector_owners_[std::this_thread::get_id()];
+  if (!slot) {
+    const int count = injector_count_.load(std::memory_order_relaxed);  // relaxed: written under this lock
+    if (count == kMaxInjectors) return overflow_;
+    slot = std::make_unique<Source>();
+    // relaxed: published by the release store of the count below.
+    injectors_[static_cast<std::size_t>(count)].store(slot.get(), std::memory_order_relaxed);
+    // release: thieves that read the new count (acquire) see the pointer.
+    injector_count_.store(count + 1, std::memory_order_release);
+  }
+  cache = {id_, slot.get()};
+  return *slot;
+}
+
+void PoolCore::push(Task* t) {
+  WorkerContext& ctx = this_worker();
+  if (ctx.pool == this) {
+    Source& s = ctx.worker->source;
+    bump(s.pushed);  // before the push: wait_idle() must never count a completion it has not counted pushed
+    s.deque.push(t);
+    // seq_cst fence: our push (store) must be ordered before reading the
+    // idle state (load), against a worker that announces sleep (RMW) and
+    // then rescans the queues — the store-load pattern of Dekker's mutual
+    // exclusion. Without it a submitter and a sleeper can miss each other.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    notify_one();
+    return;
+  }
+  // relaxed: a fast refusal only; the decisive check is after the fence.
+  if (closed_.load(std::memory_order_relaxed)) {
+    t->discard(t);
+    throw std::runtime_error("weft::ThreadPool: submit to a pool that is shut down");
+  }
+  Source& s = injector_for_this_thread();
+  const bool shared = &s == &overflow_;
+  {
+    std::unique_lock lock(overflow_mutex_, std::defer_lock);
+    if (shared) lock.lock();  // the overflow deque has many owners, one at a time
+    bump(s.pushed);
+    s.deque.push(t);
+  }
+  // seq_cst fence: as above, and against shutdown(): either shutdown's
+  // fence comes later and its quiescence check sees this push, or we see
+  // closed_ below.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (closed_.load(std::memory_order_relaxed)) {  // relaxed: ordered by the fence
+    std::unique_lock lock(overflow_mutex_, std::defer_lock);
+    if (shared) lock.lock();
+    if (s.deque.pop() == t) {
+      s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      lock = {};
+      t->discard(t);
+      throw std::runtime_error("weft::ThreadPool: submit to a pool that is shut down");
+    }
+    // A worker already took it: it runs, the submission stands.
+  }
+  notify_one();
+}
+
+void PoolCore::notify_one() noexcept {
+  // relaxed: ordered after the caller's push by its seq_cst fence.
+  const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
+  if (searching(s) != 0 || sleeping(s) == 0) return;  // someone looks already, or nobody sleeps
+  int idx;
+  {
+    std::lock_guard lock(sleepers_mutex_);
+    const std::uint64_t again = idle_state_.load(std::memory_order_relaxed);  // relaxed: under the lock
+    if (searching(again) != 0 || sleepers_.empty()) return;
+    idx = sleepers_.back();
+    sleepers_.pop_back();
+    // The woken worker starts out searching, so the next submitters do not
+    // wake another for the same task. relaxed: the lock orders it against
+    // other sleep transitions; the unpark below publishes to the worker.
+    idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);
+  }
+  workers_[static_cast<std::size_t>(idx)]->parker.unpark();
+}
+
+bool PoolCore::anything_queued() const noexcept {
+  for (const auto& w : workers_)
+    if (!w->source.deque.empty()) return true;
+  const int n = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
+  for (int i = 0; i < n; ++i)
+    if (!injectors_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed)->deque.empty()) return true;
+  return !overflow_.deque.empty();
+}
+
+Task* PoolCore::steal_any(Worker& w) noexcept {
+  for (int round = 0; round < 4; ++round) {
+    bool retry = false;
+    Task* t = nullptr;
+    for (int v : w.victims) {
+      const Steal r = workers_[static_cast<std::size_t>(v)]->source.deque.steal(t);
+      if (r == Steal::success) return t;
+      retry |= r == Steal::retry;
+    }
+    const int n = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
+    for (int i = 0; i < n; ++i) {
+      // Workers start at different injectors so they do not all fight over one.
+      const int k = (i + w.index) % n;
+      // relaxed: the pointer was published by the acquire load of the count.
+      Source* s = injectors_[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
+      const Steal r = s->deque.steal(t);
+      if (r == Steal::success) return t;
+      retry |= r == Steal::retry;
+    }
+    const Steal r = overflow_.deque.steal(t);
+    if (r == Steal::success) return t;
+    retry |= r == Steal::retry;
+    if (!retry) return nullptr;
+  }
+  return nullptr;
+}
+
+Task* PoolCore::find_task(Worker& w) noexcept {
+  if (Task* t = w.source.deque.pop()) return t;
+  return steal_any(w);
+}
+
+void PoolCore::execute(Worker& w, Task* t) noexcept {
+  t->execute(t);
+  // release: a wait_idle() that reads the new count (acquire) sees the
+  // task's effects and the pushes it made.
+  w.completed.store(w.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+bool PoolCore::help_one(Worker& w) noexcept {
+  Task* t = find_task(w);
+  if (t == nullptr) return false;
+  execute(w, t);
+  return true;
+}
+
+void PoolCore::run_worker(Worker& w) {
+  this_worker() = {this, &w};
+  bool is_searching = false;
+  for (;;) {
+    Task* t = find_task(w);
+    if (t == nullptr) {
+      if (!is_searching) {
+        // relaxed: submitters read it after their seq_cst fence; a stale
+        // count can only cause one wake-up too many or too few, and "too
+        // few" is covered by the rescan before sleeping.
+        idle_state_.fetch_add(kSearching, std::memory_order_relaxed);
+        is_searching = true;
+      }
+      // Search for the spin budget (adaptive, like every wait in weft).
+      const auto spun = spin_until([&] { return (t = steal_any(w)) != nullptr; }, options_.wait);
+      if (t == nullptr) {
+        // Announce the sleep, then look once more: a submitter that pushed
+        // before our announcement either sees it and wakes us, or its push is
+        // visible to the rescan (see push()).
+        {
+          std::lock_guard lock(sleepers_mutex_);
+          sleepers_.push_back(w.index);
+          idle_state_.fetch_add(kSleeping - kSearching, std::memory_order_seq_cst);  // seq_cst: see push()
+        }
+        is_searching = false;
+        // acq_rel: wait_idle() waiters see the completions before the bump.
+        if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: the rescan below must follow the RMW
+        const bool stopping = stop_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+        if (anything_queued() || stopping) {
+          bool was_listed = false;
+          {
+            std::lock_guard lock(sleepers_mutex_);
+            auto it = std::find(sleepers_.begin(), sleepers_.end(), w.index);
+            if (it != sleepers_.end()) {
+              sleepers_.erase(it);
+              was_listed = true;
+              idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);  // relaxed: under the lock
+            }
+          }
+          if (!was_listed) w.parker.park();  // a waker took us off the list: its permit is on its way
+          is_searching = true;
+          if (stopping && !anything_queued()) break;
+          adapt(spun, options_.wait, now_ns());
+          continue;
+        }
+        w.parker.park(WaitOptions{std::chrono::nanoseconds(0), false});  // we have spun already
+        adapt(spun, options_.wait, now_ns());
+        is_searching = true;  // the waker counted us as searching
+        if (stop_.load(std::memory_order_acquire) && !anything_queued()) break;
+        continue;
+      }
+      adapt(spun, options_.wait, 0);
+    }
+    if (is_searching) {
+      is_searching = false;
+      // relaxed: as above. The last searcher to find work wakes another if
+      // more is queued, so a burst pushed before anyone woke is shared.
+      const std::uint64_t before = idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);
+      if (searching(before) == 1 && anything_queued()) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: notify_one reads after a fence
+        notify_one();
+      }
+    }
+    execute(w, t);
+  }
+  if (is_searching) idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);  // relaxed: shutting down
+  this_worker() = {};
+}
+
+bool PoolCore::quiescent() const noexcept {
+  std::uint64_t completed = 0;
+  for (const auto& w : workers_) completed += w->completed.load(std::memory_order_acquire);  // acquire: see execute()
+  // seq_cst fence: every completion counted above was pushed (and counted)
+  // before it ran, so the push counts read after this are at least as large.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::uint64_t pushed = 0;
+  for (const auto& w : workers_) pushed += w->source.pushed.load(std::memory_order_acquire);  // acquire: as above
+  const int n = injector_count_.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    pushed += injectors_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed)->pushed.load(
+        std::memory_order_acquire);
+  pushed += overflow_.pushed.load(std::memory_order_acquire);
+  return completed == pushed;
+}
+
+void PoolCore::wait_idle() {
+  if (this_worker().pool == this)
+    throw std::logic_error("weft::ThreadPool::wait_idle() called from one of the pool's own workers (it would wait for itself)");
+  for (;;) {
+    if (quiescent()) break;
+    std::uint32_t e = idle_epoch_.load(std::memory_order_acquire);  // acquire: pairs with the workers' bump
+    if ((e & 1) == 0) {
+      // relaxed: only has to be in the word before we sleep on it. The bit
+      // stays set once a pool has been waited on: clearing it could strand a
+      // second waiter, and a wake call nobody needs costs only a syscall.
+      if (!idle_epoch_.compare_exchange_weak(e, e | 1, std::memory_order_relaxed, std::memory_order_relaxed))
+        continue;
+      e |= 1;
+    }
+    if (quiescent()) break;
+    futex_wait(idle_epoch_, e, std::chrono::milliseconds(10));
+  }
+  std::exception_ptr e;
+  {
+    std::lock_guard lock(error_mutex_);
+    e = std::exchange(first_error_, nullptr);
+    dropped_errors_ = 0;
+  }
+  if (e) std::rethrow_exception(e);
+}
+
+void PoolCore::shutdown() {
+  std::lock_guard lock(shutdown_mutex_);
+  if (joined_) return;
+  assert(this_worker().pool != this && "a pool cannot be shut down from one of its own workers");
+  closed_.store(true, std::memory_order_seq_cst);  // seq_cst: see push()
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (;;) {
+    if (quiescent()) break;
+    std::uint32_t e = idle_epoch_.load(std::memory_order_acquire) | 1;
+    idle_epoch_.fetch_or(1, std::memory_order_relaxed);  // relaxed: as in wait_idle()
+    if (quiescent()) break;
+    futex_wait(idle_epoch_, e, std::chrono::milliseconds(10));
+  }
+  stop_.store(true, std::memory_order_seq_cst);  // seq_cst: pairs with the workers' fence before sleeping
+  for (auto& w : workers_) w->parker.unpark();
+  for (auto& w : workers_) w->thread.join();
+  joined_ = true;
+}
+
+void PoolCore::record_exception(std::exception_ptr e) noexcept {
+  std::lock_guard lock(error_mutex_);
+  if (!first_error_) {
+    first_error_ = std::move(e);
+  } else {
+    ++dropped_errors_;
+  }
+}
+
+}  // namespace detail
+
+// ---- ThreadPool --------------------------------------------------------------
+
+ThreadPool::ThreadPool(PoolOptions options) : core_(std::make_unique<detail::PoolCore>(std::move(options))) {}
+ThreadPool::~ThreadPool() = default;  // PoolCore's destructor shuts down and joins
+void ThreadPool::push(detail::Task* t) { core_->push(t); }
+void ThreadPool::wait_idle() { core_->wait_idle(); }
+void ThreadPool::shutdown() { core_->shutdown(); }
+int ThreadPool::size() const noexcept { return core_->size(); }
+const std::vector<int>& ThreadPool::cpus() const noexcept { return core_->cpus(); }
+bool ThreadPool::is_worker() const noexcept { return detail::this_worker().pool == core_.get(); }
+int ThreadPool::current_worker_index() noexcept {
+  const detail::WorkerContext& c = detail::this_worker();
+  return c.worker != nullptr ? c.worker->index : -1;
+}
+
+}  // namespace weft

@@ -1,0 +1,147 @@
+// The pool and its deque under load, sized by weft::test::stress_count and
+// run under ThreadSanitizer in CI. More threads than CPUs on purpose.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "stress.hpp"
+#include "watchdog.hpp"
+#include "weft/detail/work_stealing_deque.hpp"
+#include "weft/exec/parallel_for.hpp"
+#include "weft/exec/task_group.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace {
+
+// Counts constructions and destructions of every copy, so a task object that
+// is destroyed twice or never shows up.
+struct Counted {
+  static inline std::atomic<long> live{0};
+  std::atomic<std::uint8_t>* hit;
+  explicit Counted(std::atomic<std::uint8_t>* h) : hit(h) { live.fetch_add(1, std::memory_order_relaxed); }
+  Counted(const Counted& o) : hit(o.hit) { live.fetch_add(1, std::memory_order_relaxed); }
+  Counted(Counted&& o) noexcept : hit(o.hit) { live.fetch_add(1, std::memory_order_relaxed); }
+  ~Counted() { live.fetch_sub(1, std::memory_order_relaxed); }
+  void operator()() const { hit->fetch_add(1, std::memory_order_relaxed); }
+};
+
+TEST(PoolStress, EveryPostedTaskRunsExactlyOnce) {
+  constexpr int kThreads = 8;
+  const std::int64_t per = weft::test::stress_count(1'000'000) / kThreads;
+  weft::test::Watchdog dog("1e6 posts from 8 threads");
+  auto hits = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(per * kThreads));
+  {
+    weft::PoolOptions o;
+    o.workers = 4;
+    weft::ThreadPool pool(o);
+    std::vector<std::thread> posters;
+    for (int t = 0; t < kThreads; ++t)
+      posters.emplace_back([&, t] {
+        for (std::int64_t i = 0; i < per; ++i) pool.post(Counted(&hits[static_cast<std::size_t>(t * per + i)]));
+      });
+    for (auto& p : posters) p.join();
+    pool.wait_idle();
+    for (std::int64_t i = 0; i < per * kThreads; ++i)
+      ASSERT_EQ(hits[static_cast<std::size_t>(i)].load(), 1) << "task " << i;
+  }
+  EXPECT_EQ(Counted::live.load(), 0) << "task objects leaked or destroyed twice";
+}
+
+TEST(PoolStress, SubmitGetRoundTripsFromManyThreads) {
+  const std::int64_t per = weft::test::stress_count(50'000);
+  weft::test::Watchdog dog("submit+get from many threads");
+  weft::PoolOptions o;
+  o.workers = 3;
+  weft::ThreadPool pool(o);
+  std::vector<std::thread> ts;
+  std::atomic<std::int64_t> sum{0};
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&, t] {
+      for (std::int64_t i = 0; i < per; ++i) {
+        auto f = pool.submit([i] { return i; });
+        sum.fetch_add(f.get(t % 2 ? weft::Inline::no : weft::Inline::allow), std::memory_order_relaxed);
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(sum.load(), 4 * (per * (per - 1) / 2));
+}
+
+long fib(weft::ThreadPool& pool, int n) {
+  if (n < 2) return n;
+  long a = 0;
+  weft::TaskGroup g(pool);
+  g.run([&] { a = fib(pool, n - 1); });
+  const long b = fib(pool, n - 2);
+  g.wait();
+  return a + b;
+}
+
+TEST(PoolStress, ForkJoinAcrossWorkerCounts) {
+  weft::test::Watchdog dog("fork-join stress");
+  const int n = weft::test::kSanitizerScale < 1.0 ? 18 : 24;
+  const long expect = n == 18 ? 2584 : 46368;
+  for (int w : {1, 2, 3, 8}) {
+    weft::PoolOptions o;
+    o.workers = w;
+    weft::ThreadPool pool(o);
+    auto f = pool.submit([&] { return fib(pool, n); });
+    EXPECT_EQ(f.get(weft::Inline::no), expect) << w << " workers";
+    std::atomic<long> s{0};
+    weft::parallel_for(pool, 0L, 100'000L, [&](long i) { s.fetch_add(i, std::memory_order_relaxed); });
+    EXPECT_EQ(s.load(), 99'999L * 100'000L / 2);
+  }
+}
+
+TEST(PoolStress, ManyShortLivedPools) {
+  weft::test::Watchdog dog("pool create/destroy churn");
+  const std::int64_t rounds = weft::test::stress_count(200, 20);
+  std::atomic<long> n{0};
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    weft::PoolOptions o;
+    o.workers = 1 + static_cast<int>(r % 4);
+    weft::ThreadPool pool(o);
+    for (int i = 0; i < 100; ++i) pool.post([&] { n.fetch_add(1, std::memory_order_relaxed); });
+  }
+  EXPECT_EQ(n.load(), rounds * 100);
+}
+
+// The deque alone: one owner pushing and popping, three thieves; every
+// item is taken exactly once.
+TEST(DequeStress, OwnerAndThievesTakeEachItemOnce) {
+  const std::int64_t items = weft::test::stress_count(1'000'000);
+  weft::test::Watchdog dog("deque owner vs thieves");
+  std::vector<weft::detail::Task> tasks(static_cast<std::size_t>(items));
+  auto taken = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(items));
+  weft::detail::WorkStealingDeque d(8);
+  std::atomic<bool> done{false};
+  std::atomic<std::int64_t> count{0};
+  auto take = [&](weft::detail::Task* t) {
+    taken[static_cast<std::size_t>(t - tasks.data())].fetch_add(1, std::memory_order_relaxed);
+    count.fetch_add(1, std::memory_order_relaxed);
+  };
+  std::vector<std::thread> thieves;
+  for (int k = 0; k < 3; ++k)
+    thieves.emplace_back([&] {
+      weft::detail::DequeThief thief(d);
+      while (!done.load(std::memory_order_acquire) || !thief.empty()) {
+        weft::detail::Task* t = nullptr;
+        if (thief.steal(t) == weft::detail::Steal::success) take(t);
+      }
+    });
+  weft::detail::DequeOwner owner(d);
+  for (std::int64_t i = 0; i < items; ++i) {
+    owner.push(&tasks[static_cast<std::size_t>(i)]);
+    if (i % 3 == 0)
+      if (weft::detail::Task* t = owner.pop()) take(t);
+  }
+  while (weft::detail::Task* t = owner.pop()) take(t);
+  done.store(true, std::memory_order_release);
+  for (auto& t : thieves) t.join();
+  EXPECT_EQ(count.load(), items);
+  for (std::int64_t i = 0; i < items; ++i) ASSERT_EQ(taken[static_cast<std::size_t>(i)].load(), 1) << i;
+}
+
+}  // namespace
