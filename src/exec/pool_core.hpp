@@ -70,8 +70,11 @@ class PoolCore {
   void notify_one() noexcept;
   Source& injector_for_this_thread();
   bool quiescent() const noexcept;
+
+ public:
   void execute(Worker& w, Task* t) noexcept;
 
+ private:
   PoolOptions options_;
   std::vector<int> cpus_;
   std::vector<std::unique_ptr<Worker>> workers_;

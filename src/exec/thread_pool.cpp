@@ -37,6 +37,36 @@ void bump(std::atomic<std::uint64_t>& c) noexcept {
 }
 }  // namespace
 
+namespace {
+// The injection deque this outside thread pushed to last, by pool id.
+struct InjectorCache {
+  std::uint64_t pool_id = 0;
+  Source* source = nullptr;
+};
+InjectorCache& injector_cache() noexcept {
+  thread_local InjectorCache cache;
+  return cache;
+}
+}  // namespace
+
+bool run_if_still_queued(Task* t) noexcept {
+  WorkerContext& c = this_worker();
+  if (c.worker != nullptr) {
+    Source& s = c.worker->source;
+    if (s.deque.peek_bottom() != t || s.deque.pop() != t) return false;
+    c.pool->execute(*c.worker, t);  // counts as this worker's completion
+    return true;
+  }
+  InjectorCache& cache = injector_cache();
+  if (cache.source == nullptr) return false;
+  Source& s = *cache.source;
+  if (s.deque.peek_bottom() != t || s.deque.pop() != t) return false;
+  // Taken back before any worker saw it: it no longer counts as pushed.
+  s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  t->execute(t);
+  return true;
+}
+
 WorkerContext& this_worker() noexcept {
   thread_local WorkerContext ctx;
   return ctx;
@@ -154,17 +184,16 @@ PoolCore::~PoolCore() {
 }
 
 Source& PoolCore::injector_for_this_thread() {
-  struct Cache {
-    std::uint64_t pool_id = 0;
-    Source* source = nullptr;
-  };
-  thread_local Cache cache;
+  InjectorCache& cache = injector_cache();
   if (cache.pool_id == id_) return *cache.source;
   std::lock_guard lock(injectors_mutex_);
   auto& slot = injector_owners_[std::this_thread::get_id()];
   if (!slot) {
     const int count = injector_count_.load(std::memory_order_relaxed);  // relaxed: written under this lock
-    if (count == kMaxInjectors) return overflow_;
+    if (count == kMaxInjectors) {
+      cache = {};  // the shared overflow deque is never taken back from
+      return overflow_;
+    }
     slot = std::make_unique<Source>();
     // relaxed: published by the release store of the count below.
     injectors_[static_cast<std::size_t>(count)].store(slot.get(), std::memory_order_relaxed);
@@ -294,6 +323,10 @@ bool PoolCore::help_one(Worker& w) noexcept {
   return true;
 }
 
+namespace {
+constexpr std::uint32_t kMinSearchShift = 3;
+}
+
 void PoolCore::run_worker(Worker& w) {
   this_worker() = {this, &w};
   bool is_searching = false;
@@ -307,8 +340,11 @@ void PoolCore::run_worker(Worker& w) {
         idle_state_.fetch_add(kSearching, std::memory_order_relaxed);
         is_searching = true;
       }
-      // Search for the spin budget (adaptive, like every wait in weft).
-      const auto spun = spin_until([&] { return (t = steal_any(w)) != nullptr; }, options_.wait);
+      // Search for the spin budget (adaptive, like every wait in weft), but
+      // never less than 1/8 of it: a worker that parks sooner is woken again
+      // by the next submission, and each of those wakes costs the submitter
+      // a system call (microseconds) where the search costs only this worker.
+      const auto spun = spin_until([&] { return (t = steal_any(w)) != nullptr; }, options_.wait, kMinSearchShift);
       if (t == nullptr) {
         // Announce the sleep, then look once more: a submitter that pushed
         // before our announcement either sees it and wakes us, or its push is

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 
+#include "weft/detail/task.hpp"
 #include "weft/sync/wait_options.hpp"
 
 namespace weft::detail {
@@ -25,6 +26,11 @@ bool block_on(std::atomic<std::uint32_t>& word, DonePredicate done, std::uint32_
 // Runs one queued task if the calling thread is a pool worker and finds one
 // (its own deque first, then stealing). True if it ran one.
 bool help_one() noexcept;
+
+// If `t` is the task the calling thread pushed last and no thief has taken
+// it, takes it back and runs it here (a submit followed by get() then never
+// leaves the thread). True if it ran.
+bool run_if_still_queued(Task* t) noexcept;
 
 // True if the calling thread is a worker of some weft pool.
 bool on_worker_thread() noexcept;

@@ -79,6 +79,14 @@ class WorkStealingDeque {
     return x;
   }
 
+  // Owner only: the task pop() would return, without taking it (a thief may
+  // still take it before the owner's pop()).
+  [[nodiscard]] Task* peek_bottom() const noexcept {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // relaxed: owner's own variable
+    if (b < top_.load(std::memory_order_relaxed)) return nullptr;       // relaxed: a hint only
+    return array_.load(std::memory_order_relaxed)->slot(b).load(std::memory_order_relaxed);
+  }
+
   // Any thread.
   Steal steal(Task*& out) {
     // acquire: pairs with the CAS of other thieves (slots they emptied).

@@ -201,7 +201,9 @@ class Future {
   void wait(Inline mode = Inline::allow) const {
     check();
     if (ready()) return;
-    if ((mode == Inline::allow || detail::on_worker_thread()) && s_->claim()) {
+    const bool may_inline = mode == Inline::allow || detail::on_worker_thread();
+    if (may_inline && detail::run_if_still_queued(s_)) return;
+    if (may_inline && s_->claim()) {
       s_->run_claimed();
       return;
     }
