@@ -1,0 +1,207 @@
+#include "weft/xp/pfor.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+#include "peer_support.hpp"
+#include "weft/exec/parallel_for.hpp"
+#include "weft/exec/thread_pool.hpp"
+#include "weft/topo/topology.hpp"
+
+#ifdef WEFT_HAVE_TBB
+#include <oneapi/tbb/parallel_for.h>
+#endif
+
+namespace weft::xp {
+
+const std::vector<std::string>& pfor_variants() {
+  static const std::vector<std::string> names{"serial", "weft", "tbb"};
+  return names;
+}
+
+namespace {
+
+// A dependent chain of multiply-adds on a register: the volatile asm keeps
+// the compiler from dropping or folding it, and it touches no memory, so it
+// scales with threads the way real compute does.
+std::uint64_t spin(std::uint64_t iters) noexcept {
+  std::uint64_t x = iters;
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    asm volatile("" : "+r"(x));
+  }
+  return x;
+}
+
+// Spin iterations that take about `ns` on this thread (best of a few, to
+// skip a preempted try).
+std::uint64_t calibrate_spin(int ns) {
+  constexpr std::uint64_t kProbe = 1'000'000;
+  std::int64_t best = std::numeric_limits<std::int64_t>::max();
+  for (int i = 0; i < 5; ++i) {
+    const std::int64_t t0 = thread_cpu_ns();
+    spin(kProbe);
+    best = std::min(best, thread_cpu_ns() - t0);
+  }
+  const double per_iter = static_cast<double>(best) / static_cast<double>(kProbe);
+  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ns / per_iter));
+}
+
+struct Unit {
+  std::string workload;  // spin, sum
+  std::string variant;
+  int threads = 0;
+  bool available = true;
+  std::string note;
+  std::vector<double> seconds;
+};
+
+struct Inputs {
+  std::uint64_t spin_iters = 0;
+  std::vector<std::uint32_t> data;
+  std::uint64_t expected_sum = 0;
+};
+
+template <class ForEach>
+double time_spin(const PforParams& p, const Inputs& in, ForEach&& for_each) {
+  const std::int64_t t0 = wall_ns();
+  for (int r = 0; r < p.rounds; ++r) {
+    for_each(p.items, [&](int) { spin(in.spin_iters); });
+  }
+  return static_cast<double>(wall_ns() - t0) / 1e9;
+}
+
+template <class ForEach>
+double time_sum(const PforParams& p, const Inputs& in, ForEach&& for_each) {
+  const std::int64_t n = static_cast<std::int64_t>(in.data.size());
+  const std::int64_t block = p.sum_block;
+  const int blocks = static_cast<int>((n + block - 1) / block);
+  std::vector<std::uint64_t> partial(static_cast<std::size_t>(blocks), 0);
+  const std::int64_t t0 = wall_ns();
+  for_each(blocks, [&](int b) {
+    const std::int64_t lo = static_cast<std::int64_t>(b) * block;
+    const std::int64_t hi = std::min(n, lo + block);
+    std::uint64_t s = 0;
+    for (std::int64_t i = lo; i < hi; ++i) s += in.data[static_cast<std::size_t>(i)];
+    partial[static_cast<std::size_t>(b)] = s;
+  });
+  const std::uint64_t sum = std::accumulate(partial.begin(), partial.end(), std::uint64_t{0});
+  const double s = static_cast<double>(wall_ns() - t0) / 1e9;
+  if (sum != in.expected_sum) {
+    throw std::runtime_error("pfor: sum " + std::to_string(sum) + ", expected " + std::to_string(in.expected_sum));
+  }
+  return s;
+}
+
+template <class ForEach>
+double time_workload(const Unit& u, const PforParams& p, const Inputs& in, ForEach&& for_each) {
+  return u.workload == "spin" ? time_spin(p, in, for_each) : time_sum(p, in, for_each);
+}
+
+double run_unit(const Unit& u, const PforParams& p, const Inputs& in) {
+  if (u.variant == "serial") {
+    return time_workload(u, p, in, [](int n, const auto& f) {
+      for (int i = 0; i < n; ++i) f(i);
+    });
+  }
+  if (u.variant == "weft") {
+    ThreadPool pool(PoolOptions{.workers = u.threads});
+    pool.post([] {});
+    pool.wait_idle();  // the workers are up
+    return time_workload(u, p, in, [&pool](int n, const auto& f) { parallel_for(pool, 0, n, f); });
+  }
+#ifdef WEFT_HAVE_TBB
+  if (u.variant == "tbb") {
+    TbbThreads limit(u.threads);
+    oneapi::tbb::task_arena arena(u.threads);  // this thread takes one of the slots
+    arena.initialize();
+    double s = 0;
+    arena.execute([&] {
+      s = time_workload(u, p, in, [](int n, const auto& f) { oneapi::tbb::parallel_for(0, n, f); });
+    });
+    return s;
+  }
+#endif
+  throw std::logic_error("pfor: no runner for " + u.variant);
+}
+
+}  // namespace
+
+Result run_pfor(const PforParams& p) {
+  const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;
+  Inputs in;
+  in.spin_iters = calibrate_spin(p.work_ns);
+  in.data.resize(static_cast<std::size_t>(p.sum_n));
+  for (std::size_t i = 0; i < in.data.size(); ++i) in.data[i] = static_cast<std::uint32_t>((i * 2654435761u) >> 7);
+  in.expected_sum = std::accumulate(in.data.begin(), in.data.end(), std::uint64_t{0});
+
+  std::vector<Unit> units;
+  for (const char* workload : {"spin", "sum"}) {
+    for (const std::string& v : p.variants) {
+      if (v == "serial") {
+        units.push_back(Unit{workload, v, 0, true, {}, {}});
+        continue;
+      }
+      for (int w : workers) {
+        Unit u{workload, v, w, true, {}, {}};
+        if (v == "tbb" && !kHaveTbb) {
+          u.available = false;
+          u.note = kTbbMissing;
+        }
+        units.push_back(std::move(u));
+      }
+    }
+  }
+
+  interleave(p.reps, static_cast<int>(units.size()), [&](int i, int) {
+    Unit& u = units[static_cast<std::size_t>(i)];
+    if (!u.available) return;
+    u.seconds.push_back(run_unit(u, p, in));
+    settle();
+  });
+
+  Result r;
+  r.experiment = "pfor";
+  r.params = {{"rounds", p.rounds},       {"items", p.items},         {"work_ns", p.work_ns},
+              {"spin_iters_per_item", in.spin_iters},
+              {"sum_n", p.sum_n},         {"sum_block", p.sum_block}, {"workers", workers},
+              {"reps", p.reps},           {"variants", p.variants},
+              {"grain", "default (weft: ~8 chunks per worker; tbb: auto_partitioner)"},
+              {"tbb_threads", "arena of `threads` including the calling thread"}};
+  const std::int64_t spin_items = static_cast<std::int64_t>(p.rounds) * p.items;
+  for (const Unit& u : units) {
+    const bool is_spin = u.workload == "spin";
+    const double items = static_cast<double>(is_spin ? spin_items : p.sum_n);
+    Row ms;
+    ms.variant = u.variant;
+    ms.threads = u.threads;
+    ms.metric = "ms";
+    ms.unit = "ms";
+    ms.measured = u.available;
+    ms.extra = {{"workload", u.workload}, {"items", is_spin ? spin_items : p.sum_n}};
+    if (!u.note.empty()) {
+      ms.note = u.note;
+    } else {
+      ms.note = is_spin ? std::to_string(p.rounds) + " x " + std::to_string(p.items) + " items of ~" +
+                              std::to_string(p.work_ns) + " ns"
+                        : "sum of " + std::to_string(p.sum_n) + " ints";
+    }
+    std::vector<double> a, b;
+    for (double s : u.seconds) {
+      a.push_back(s * 1e3);
+      b.push_back(s * 1e9 / items);
+    }
+    ms.stats = summarize(std::move(a));
+    Row ns = ms;
+    ns.metric = "ns_per_task";
+    ns.unit = "ns";
+    ns.stats = summarize(std::move(b));
+    r.rows.push_back(std::move(ms));
+    r.rows.push_back(std::move(ns));
+  }
+  return r;
+}
+
+}  // namespace weft::xp

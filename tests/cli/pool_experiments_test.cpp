@@ -1,0 +1,208 @@
+// The pool experiments' CLI contract (weft tasks, fib, pfor, idle): the JSON
+// fields, every variant present (measured, or with a note saying why not),
+// and bad input -> exit status 2 with a message naming the option. Tiny
+// sizes and no timed assertions: the numbers are only checked for shape.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace {
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+};
+
+CliRun run(const std::string& args, bool merge_stderr = true) {
+  const std::string cmd = std::string(WEFT_CLI_PATH) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+nlohmann::json run_json(const std::string& args) {
+  const CliRun r = run(args + " --json", false);
+  EXPECT_EQ(r.status, 0) << args << "\n" << r.out;
+  try {
+    return nlohmann::json::parse(r.out);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << args << ": " << e.what() << "\n" << r.out;
+    return nlohmann::json::object({{"results", nlohmann::json::array()}});
+  }
+}
+
+// Shape of every row; a row not measured must say why.
+void expect_rows_well_formed(const nlohmann::json& j, const std::string& experiment) {
+  EXPECT_EQ(j.value("experiment", std::string()), experiment);
+  EXPECT_TRUE(j.contains("machine"));
+  EXPECT_TRUE(j.contains("params"));
+  EXPECT_TRUE(j.contains("published"));
+  ASSERT_TRUE(j.at("results").is_array());
+  EXPECT_FALSE(j.at("results").empty());
+  for (const auto& row : j.at("results")) {
+    for (const char* k : {"variant", "metric", "unit", "median", "min", "max", "reps", "measured"})
+      ASSERT_TRUE(row.contains(k)) << "row field " << k << " in " << row.dump();
+    EXPECT_TRUE(row.at("variant").is_string());
+    EXPECT_TRUE(row.at("metric").is_string());
+    EXPECT_TRUE(row.at("unit").is_string());
+    if (row.at("measured").get<bool>()) {
+      ASSERT_TRUE(row.at("median").is_number()) << row.dump();
+      EXPECT_GE(row.at("median").get<double>(), row.at("min").get<double>()) << row.dump();
+      EXPECT_LE(row.at("median").get<double>(), row.at("max").get<double>()) << row.dump();
+      EXPECT_GE(row.at("reps").get<int>(), 1) << row.dump();
+    } else {
+      EXPECT_TRUE(row.at("median").is_null()) << row.dump();
+      ASSERT_TRUE(row.contains("note")) << row.dump();
+      EXPECT_NE(row.at("note").get<std::string>().find("not built"), std::string::npos) << row.dump();
+    }
+  }
+}
+
+using Key = std::pair<std::string, int>;  // variant, threads (0: none)
+
+std::set<Key> keys_with(const nlohmann::json& j, const std::string& metric) {
+  std::set<Key> out;
+  for (const auto& row : j.at("results"))
+    if (row.at("metric") == metric) out.insert({row.at("variant").get<std::string>(), row.value("threads", 0)});
+  return out;
+}
+
+TEST(PoolExperiments, TasksJsonHasEveryVariant) {
+  const auto j = run_json("tasks --tasks 2000 --workers 1,2 --reps 1");
+  expect_rows_well_formed(j, "tasks");
+  EXPECT_EQ(j.at("params").at("tasks"), 2000);
+  EXPECT_EQ(j.at("params").at("workers"), nlohmann::json::array({1, 2}));
+  EXPECT_FALSE(j.at("published").is_null());
+  const auto rate = keys_with(j, "tasks_per_s");
+  for (const char* v : {"sync", "std-deferred", "std-async"}) EXPECT_TRUE(rate.count({v, 0})) << v;
+  for (int w : {1, 2}) {
+    for (const char* v : {"article-pool", "article-pool-future", "weft-post", "weft-submit-get",
+                          "weft-submit-get-remote", "tbb-enqueue", "tbb-task_group", "asio-post"})
+      EXPECT_TRUE(rate.count({v, w})) << v << " with " << w << " workers";
+  }
+  const auto rt = keys_with(j, "round_trip_ns");
+  for (int w : {1, 2}) {
+    for (const char* v : {"article-pool-future", "weft-submit-get", "weft-submit-get-remote", "tbb-task_group"})
+      EXPECT_TRUE(rt.count({v, w})) << v << " round trip with " << w << " workers";
+  }
+  for (const auto& row : j.at("results")) {
+    ASSERT_TRUE(row.contains("mode")) << row.dump();
+    const bool is_rt = row.at("mode") == "round_trip";
+    EXPECT_TRUE(is_rt || row.at("mode") == "fire_and_forget") << row.dump();
+    if (row.at("metric") == "round_trip_ns") {
+      EXPECT_TRUE(is_rt) << row.dump();
+    }
+  }
+}
+
+TEST(PoolExperiments, TasksVariantSelection) {
+  const auto j = run_json("tasks --tasks 500 --workers 1 --reps 2 --variant weft-post,sync");
+  expect_rows_well_formed(j, "tasks");
+  std::set<std::string> seen;
+  for (const auto& row : j.at("results")) {
+    seen.insert(row.at("variant").get<std::string>());
+    EXPECT_EQ(row.at("reps"), 2) << row.dump();
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"sync", "weft-post"}));
+}
+
+TEST(PoolExperiments, FibJsonHasEveryVariantAndTheValue) {
+  const auto j = run_json("fib --n 15 --cutoff 8 --workers 1,2 --reps 1");
+  expect_rows_well_formed(j, "fib");
+  EXPECT_EQ(j.at("params").at("fib"), 610);
+  EXPECT_EQ(j.at("params").at("spawns_no_cutoff"), 986);  // fib(16) - 1 calls with n >= 2
+  for (const char* metric : {"ms", "ns_per_task"}) {
+    const auto k = keys_with(j, metric);
+    EXPECT_TRUE(k.count({"serial", 0})) << metric;
+    for (int w : {1, 2}) {
+      EXPECT_TRUE(k.count({"weft", w})) << metric << " " << w;
+      EXPECT_TRUE(k.count({"tbb", w})) << metric << " " << w;
+    }
+  }
+  int with_cutoff = 0;
+  for (const auto& row : j.at("results"))
+    if (row.at("cutoff") == 8) ++with_cutoff;
+  EXPECT_EQ(with_cutoff, 2 * 2 * 2);  // weft and tbb, 2 thread counts, 2 metrics
+}
+
+TEST(PoolExperiments, PforJsonHasBothWorkloads) {
+  const auto j = run_json("pfor --reps 1 --rounds 3 --items 200 --sum-n 100000 --workers 2");
+  expect_rows_well_formed(j, "pfor");
+  std::set<std::string> seen;
+  for (const auto& row : j.at("results")) {
+    const std::string w = row.at("workload");
+    EXPECT_TRUE(w == "spin" || w == "sum") << w;
+    seen.insert(w + "/" + row.at("variant").get<std::string>() + "/" + row.at("metric").get<std::string>());
+  }
+  for (const char* w : {"spin", "sum"})
+    for (const char* v : {"serial", "weft", "tbb"})
+      for (const char* m : {"ms", "ns_per_task"})
+        EXPECT_TRUE(seen.count(std::string(w) + "/" + v + "/" + m)) << w << " " << v << " " << m;
+}
+
+TEST(PoolExperiments, IdleJsonHasEveryVariant) {
+  const auto j = run_json("idle --seconds 0.05 --reps 1");
+  expect_rows_well_formed(j, "idle");
+  for (const char* metric : {"cpu_ms_idle_1s", "cpu_ms_tick_2s"}) {
+    std::set<std::string> seen;
+    for (const auto& row : j.at("results")) {
+      if (row.at("metric") != metric) continue;
+      seen.insert(row.at("variant").get<std::string>());
+      if (row.at("measured").get<bool>()) {
+        EXPECT_GE(row.at("min").get<double>(), 0.0) << row.dump();
+      }
+    }
+    EXPECT_EQ(seen, (std::set<std::string>{"baseline", "weft", "tbb", "asio-post", "article-pool"})) << metric;
+  }
+}
+
+struct BadInput {
+  const char* args;
+  const char* expect;  // a fragment of the message
+};
+
+class TasksFibPforIdleBadInput : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(TasksFibPforIdleBadInput, ExitsTwoWithAMessage) {
+  const CliRun r = run(GetParam().args);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("weft: error:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(GetParam().expect), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TasksFibPforIdleBadInput,
+    ::testing::Values(BadInput{"tasks --workers 0", "--workers"}, BadInput{"tasks --workers ''", "--workers"},
+                      BadInput{"tasks --workers abc", "--workers"}, BadInput{"tasks --workers 1,,2", "--workers"},
+                      BadInput{"tasks --workers 2x", "--workers"}, BadInput{"tasks --tasks 0", "--tasks"},
+                      BadInput{"tasks --tasks 2000000000", "--tasks"}, BadInput{"tasks --variant nope", "nope"},
+                      BadInput{"tasks --reps 0", "--reps"}, BadInput{"fib --n 60", "--n"},
+                      BadInput{"fib --n 1", "--n"}, BadInput{"fib --cutoff -1", "--cutoff"},
+                      BadInput{"fib --workers 0", "--workers"}, BadInput{"pfor --workers x", "--workers"},
+                      BadInput{"pfor --sum-n 0", "--sum-n"}, BadInput{"pfor --items 0", "--items"},
+                      BadInput{"idle --seconds 0", "--seconds"}, BadInput{"idle --workers 0", "--workers"},
+                      BadInput{"idle --variant nope", "nope"}),
+    [](const ::testing::TestParamInfo<BadInput>& param) { return "case" + std::to_string(param.index); });
+
+TEST(PoolExperiments, TasksFibPforIdleHelpExitsZero) {
+  for (const char* sub : {"tasks", "fib", "pfor", "idle"}) {
+    const CliRun r = run(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub << "\n" << r.out;
+    EXPECT_NE(r.out.find("--workers"), std::string::npos) << sub;
+    EXPECT_EQ(r.out.find("--internal-child"), std::string::npos) << sub;
+  }
+}
+
+}  // namespace
