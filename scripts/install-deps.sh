@@ -11,6 +11,7 @@ packages=(
   libtbb-dev libboost-dev                 # peers in the pool experiments
   libmimalloc-dev libjemalloc-dev         # peers in the allocator experiment
   python3 python3-matplotlib              # plots for the report
+  spin                                    # model checks of the protocols
 )
 
 missing=()

@@ -1,0 +1,147 @@
+/* The pool's sleep/wake protocol of src/exec/thread_pool.cpp, checked with spin.
+ *
+ * Model: `queue` counts queued tasks (the deques, collapsed into one count:
+ * what matters is whether a rescan sees a task). `searching` and `sleeping`
+ * are the two halves of idle_state_; `listed[w]` is the sleepers list
+ * (guarded by a mutex in the code: here each critical section is one atomic
+ * step); `permit[w]` is worker w's Parker. Statements are interleaved in
+ * every order; the seq_cst fences of the code make these steps sequentially
+ * consistent, which is what an interleaving model assumes.
+ *
+ * NS submitters each push NT tasks (push; fence; read the idle word; wake
+ * one sleeper only if nobody searches). NW workers: take a task, else
+ * search (count as searching; the spin may or may not find a task), else
+ * announce sleep (list themselves, searching -> sleeping), rescan, and
+ * either cancel the sleep (work appeared) or park.
+ *
+ * Checked: when no process can move (`timeout`), no task is left queued —
+ * every posted task is eventually run while a worker exists — and the
+ * counters are consistent. spin also reports any deadlock (a process stuck
+ * outside an end state).
+ *
+ * -DBROKEN: the submitter reads the idle word before it publishes the task.
+ * spin must find the lost wake-up (a task queued, every worker parked).
+ */
+#ifndef NW
+#define NW 2
+#endif
+#ifndef NS
+#define NS 2
+#endif
+#ifndef NT
+#define NT 2
+#endif
+
+byte queue = 0;
+byte ran = 0;
+byte searching = 0;
+byte sleeping = 0;
+bool listed[NW];
+bool permit[NW];
+
+/* notify_one(): after the push and the fence. The unpark happens after
+ * the mutex is released, as in the code. */
+inline notify_one(idx) {
+  idx = NW;
+  if
+  :: (searching == 0 && sleeping > 0) ->
+       atomic {
+         if
+         :: (searching == 0) ->
+              byte k = 0;
+              do
+              :: k < NW && listed[k] -> idx = k; break
+              :: k < NW && !listed[k] -> k++
+              :: k >= NW -> break
+              od;
+              if
+              :: idx < NW -> listed[idx] = false; sleeping--; searching++
+              :: else -> skip
+              fi
+         :: else -> skip
+         fi
+       };
+       if :: idx < NW -> permit[idx] = true :: else -> skip fi
+  :: else -> skip
+  fi
+}
+
+proctype submitter() {
+  byte i = 0;
+  byte idx;
+  bool wake;
+  do
+  :: i < NT ->
+#ifdef BROKEN
+       wake = (searching == 0 && sleeping > 0);   /* looks before it publishes */
+       queue++;
+       if :: wake -> notify_one(idx) :: else -> skip fi;
+#else
+       queue++;                                   /* push (then the seq_cst fence) */
+       notify_one(idx);
+#endif
+       i++
+  :: else -> break
+  od
+}
+
+proctype worker(byte id) {
+  bool is_searching = false;
+  bool was_listed;
+  byte before;
+  byte idx;
+loop:
+  if
+  :: atomic { queue > 0 -> queue-- } -> goto execute_task
+  :: else -> skip
+  fi;
+  if :: !is_searching -> searching++; is_searching = true :: else -> skip fi;
+  /* the search spin: finds a task, or runs out of budget (both explored) */
+  if
+  :: atomic { queue > 0 -> queue-- } -> goto found
+  :: true -> skip
+  fi;
+  atomic { listed[id] = true; searching--; sleeping++ };   /* announce (seq_cst RMW), then fence */
+  is_searching = false;
+  if
+  :: queue > 0 ->                                          /* the rescan saw work: cancel */
+       atomic {
+         if
+         :: listed[id] -> listed[id] = false; sleeping--; searching++; was_listed = true
+         :: else -> was_listed = false
+         fi
+       };
+       if :: !was_listed -> permit[id]; permit[id] = false :: else -> skip fi;  /* consume the waker's permit */
+       is_searching = true;
+       goto loop
+  :: else ->
+end_park:
+       permit[id];                                         /* park */
+       permit[id] = false;
+       is_searching = true;                                /* the waker counted us as searching */
+       goto loop
+  fi;
+found:
+  atomic { before = searching; searching-- };
+  is_searching = false;
+  if :: before == 1 && queue > 0 -> notify_one(idx) :: else -> skip fi;  /* the last searcher wakes another */
+execute_task:
+  ran++;
+  goto loop
+}
+
+active proctype monitor() {
+  timeout ->
+    assert(queue == 0);
+    assert(ran == NS * NT);
+    assert(searching == 0)
+}
+
+init {
+  atomic {
+    byte i = 0;
+    do :: i < NW -> run worker(i); i++ :: else -> break od;
+    i = 0;
+    do :: i < NS -> run submitter(); i++ :: else -> break od
+  }
+}
