@@ -138,39 +138,56 @@ void make_source(const std::string& path, std::int64_t size, std::uint64_t seed)
 
 // ---- the copies ---------------------------------------------------------------
 
-struct File {
-  FILE* f;
-  std::unique_ptr<char[]> buf;
+// A stdio stream with a 64 KiB buffer; closed by close() or, on an early
+// exit, by the destructor.
+class File {
+ public:
+  File(const std::string& path, const char* mode)
+      : f_(std::fopen(path.c_str(), mode)), buf_(std::make_unique<char[]>(kBuffer)), path_(path) {
+    if (f_ == nullptr) fail("cannot open", path);
+    std::setvbuf(f_, buf_.get(), _IOFBF, kBuffer);
+  }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  ~File() {
+    if (f_ != nullptr) std::fclose(f_);
+  }
+  FILE* get() const { return f_; }
+  // Closes the stream; throws if it had an error or the close failed.
+  void close(const char* what) {
+    const bool had_error = std::ferror(f_) != 0;
+    const int rc = std::fclose(f_);
+    const int err = errno;
+    f_ = nullptr;
+    if (had_error || rc != 0) fail(what, path_, had_error ? EIO : err);
+  }
+
+ private:
+  FILE* f_;
+  std::unique_ptr<char[]> buf_;
+  std::string path_;
 };
 
-File open_stdio(const std::string& path, const char* mode) {
-  File f{std::fopen(path.c_str(), mode), std::make_unique<char[]>(kBuffer)};
-  if (f.f == nullptr) fail("cannot open", path);
-  std::setvbuf(f.f, f.buf.get(), _IOFBF, kBuffer);
-  return f;
-}
-
-void close_stdio(File& in, File& out, const std::string& src, const std::string& dst) {
-  const bool read_error = std::ferror(in.f) != 0;
-  std::fclose(in.f);
-  if (read_error) fail("cannot read", src, EIO);
-  if (std::ferror(out.f) != 0 || std::fclose(out.f) != 0) fail("cannot write", dst);
-}
-
 void copy_fgetc(const std::string& src, const std::string& dst) {
-  File in = open_stdio(src, "rb");
-  File out = open_stdio(dst, "wb");
-  for (int c; (c = std::fgetc(in.f)) != EOF;)
-    if (std::fputc(c, out.f) == EOF) break;
-  close_stdio(in, out, src, dst);
+  File in(src, "rb");
+  File out(dst, "wb");
+  FILE* const i = in.get();
+  FILE* const o = out.get();
+  for (int c; (c = std::fgetc(i)) != EOF;)
+    if (std::fputc(c, o) == EOF) break;
+  in.close("cannot read");
+  out.close("cannot write");
 }
 
 void copy_getc_unlocked(const std::string& src, const std::string& dst) {
-  File in = open_stdio(src, "rb");
-  File out = open_stdio(dst, "wb");
-  for (int c; (c = getc_unlocked(in.f)) != EOF;)
-    if (putc_unlocked(c, out.f) == EOF) break;
-  close_stdio(in, out, src, dst);
+  File in(src, "rb");
+  File out(dst, "wb");
+  FILE* const i = in.get();
+  FILE* const o = out.get();
+  for (int c; (c = getc_unlocked(i)) != EOF;)
+    if (putc_unlocked(c, o) == EOF) break;
+  in.close("cannot read");
+  out.close("cannot write");
 }
 
 void copy_iostream(const std::string& src, const std::string& dst) {
