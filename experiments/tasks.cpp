@@ -219,7 +219,7 @@ bool is_round_trip(const std::string& v) {
 
 std::string count_note(std::int64_t used, std::int64_t asked, const char* why) {
   if (used == asked) return {};
-  return std::to_string(used) + " tasks, not " + std::to_string(asked) + " (" + why + "); rate per task";
+  return std::to_string(used) + " of the " + std::to_string(asked) + " tasks (" + why + ")";
 }
 
 }  // namespace
