@@ -85,7 +85,10 @@ class Event {
 
   // mutable: waiters announce themselves (kUnset -> kWaiters) from const wait().
   alignas(detail::kCacheLine) mutable std::atomic<std::uint32_t> state_;
-  char pad_[detail::kCacheLine - sizeof(std::atomic<std::uint32_t>)]{};
 };
 
 }  // namespace weft
+
+// The alignas on the word rounds the object up to a whole line, so
+// neighbouring data cannot share it.
+static_assert(sizeof(weft::Event) == weft::detail::kCacheLine && alignof(weft::Event) == weft::detail::kCacheLine);

@@ -93,8 +93,10 @@ class Parker {
   void wake_slow() noexcept;
 
   alignas(detail::kCacheLine) std::atomic<std::uint32_t> state_{kEmpty};
-  // Pads the object to a whole line so neighbours cannot share it.
-  char pad_[detail::kCacheLine - sizeof(std::atomic<std::uint32_t>)]{};
 };
 
 }  // namespace weft
+
+// The alignas on the word rounds the object up to a whole line, so
+// neighbouring data cannot share it.
+static_assert(sizeof(weft::Parker) == weft::detail::kCacheLine && alignof(weft::Parker) == weft::detail::kCacheLine);

@@ -128,9 +128,9 @@ TEST(Affinity, DisallowedCpuIsRefusedNamingCpuAndAllowedSet) {
 }
 
 TEST(Affinity, HighestAndOutOfRangeIdsAreRefused) {
-  const int top = CpuSet::kMaxCpus - 1;
+  constexpr int top = CpuSet::kMaxCpus - 1;
   if (!process_allowed_cpus().contains(top)) {
-    expect_refused([top] { pin_this_thread(top); }, "CPU " + std::to_string(top));
+    expect_refused([] { pin_this_thread(top); }, "CPU " + std::to_string(top));
   }
   expect_refused([] { pin_this_thread(CpuSet::kMaxCpus); }, "CPU " + std::to_string(CpuSet::kMaxCpus));
   expect_refused([] { pin_this_thread(-1); }, "CPU -1");
