@@ -36,7 +36,8 @@ void print_list_summary(const xp::Result& r) {
     for (int n : threads) {
       const xp::Row* s = find_row(r, v, n, "seconds");
       const xp::Row* k = find_row(r, v, n, "scalability");
-      std::string cell = s ? fmt::format("{:.3g}", s->stats.median * 1e3) : "-";
+      const double ms = s ? s->stats.median * 1e3 : 0;
+      std::string cell = s == nullptr ? "-" : ms >= 100 ? fmt::format("{:.0f}", ms) : fmt::format("{:.3g}", ms);
       if (k != nullptr) cell += fmt::format(" [{:.2f}]", k->stats.median);
       fmt::print(" {:>16}", cell);
     }
