@@ -115,6 +115,7 @@ struct Done {
   // relaxed: the tasks have no results; the count only tells when they ran.
   void bump() noexcept { n.fetch_add(1, std::memory_order_relaxed); }
   // Sleeps rather than spins: the spinning would be counted as the pool's.
+  // relaxed: as bump(); nothing the tasks wrote is read afterwards.
   void wait_for(std::int64_t target) const {
     while (n.load(std::memory_order_relaxed) < target) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
