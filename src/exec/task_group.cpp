@@ -4,6 +4,7 @@
 
 #include "weft/detail/block_on.hpp"
 #include "weft/detail/futex.hpp"
+#include "weft/detail/sched_point.hpp"
 
 namespace weft {
 
@@ -14,6 +15,7 @@ void TaskGroup::record(std::exception_ptr e) noexcept {
 }
 
 void TaskGroup::finish_one() noexcept {
+  detail::sched_point();
   // acq_rel: release publishes the task's effects to wait()'s acquire; the
   // old value says whether this was the last task and someone sleeps. The
   // group may be destroyed as soon as the count is zero: the wake call only

@@ -10,6 +10,7 @@
 #include "pool_core.hpp"
 #include "weft/detail/block_on.hpp"
 #include "weft/detail/futex.hpp"
+#include "weft/detail/sched_point.hpp"
 #include "weft/detail/spin_wait.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
@@ -210,6 +211,7 @@ void PoolCore::push(Task* t) {
     Source& s = ctx.worker->source;
     bump(s.pushed);  // before the push: wait_idle() must never count a completion it has not counted pushed
     s.deque.push(t);
+    sched_point();
     // seq_cst fence: our push (store) must be ordered before reading the
     // idle state (load), against a worker that announces sleep (RMW) and
     // then rescans the queues — the store-load pattern of Dekker's mutual
@@ -231,6 +233,7 @@ void PoolCore::push(Task* t) {
     bump(s.pushed);
     s.deque.push(t);
   }
+  sched_point();
   // seq_cst fence: as above, and against shutdown(): either shutdown's
   // fence comes later and its quiescence check sees this push, or we see
   // closed_ below.
@@ -250,6 +253,7 @@ void PoolCore::push(Task* t) {
 }
 
 void PoolCore::notify_one() noexcept {
+  sched_point();
   // relaxed: ordered after the caller's push by its seq_cst fence.
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
   if (searching(s) != 0 || sleeping(s) == 0) return;  // someone looks already, or nobody sleeps
@@ -355,9 +359,11 @@ void PoolCore::run_worker(Worker& w) {
           idle_state_.fetch_add(kSleeping - kSearching, std::memory_order_seq_cst);  // seq_cst: see push()
         }
         is_searching = false;
+        sched_point();
         // acq_rel: wait_idle() waiters see the completions before the bump.
         if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
         std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: the rescan below must follow the RMW
+        sched_point();
         const bool stopping = stop_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
         if (anything_queued() || stopping) {
           bool was_listed = false;

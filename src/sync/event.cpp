@@ -1,6 +1,7 @@
 #include "weft/sync/event.hpp"
 
 #include "weft/detail/futex.hpp"
+#include "weft/detail/sched_point.hpp"
 #include "weft/detail/spin_wait.hpp"
 
 namespace weft {
@@ -17,6 +18,7 @@ bool Event::wait_slow(const WaitOptions& opts, std::chrono::nanoseconds timeout)
     return true;
   }
   for (;;) {
+    detail::sched_point();
     // acquire: as above.
     std::uint32_t s = state_.load(std::memory_order_acquire);
     if (s == kSet) break;
@@ -38,6 +40,7 @@ bool Event::wait_slow(const WaitOptions& opts, std::chrono::nanoseconds timeout)
         return try_wait();
       }
     }
+    detail::sched_point();
     // Sleeps only if the word still says kWaiters: a set() between our
     // announcement and this call changed it, and the kernel returns at once.
     detail::futex_wait(state_, kWaiters, std::chrono::nanoseconds(remaining));

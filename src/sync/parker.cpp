@@ -1,6 +1,7 @@
 #include "weft/sync/parker.hpp"
 
 #include "weft/detail/futex.hpp"
+#include "weft/detail/sched_point.hpp"
 #include "weft/detail/spin_wait.hpp"
 
 namespace weft {
@@ -14,6 +15,7 @@ bool Parker::park_slow(const WaitOptions& opts, std::chrono::nanoseconds timeout
   const auto spun = detail::spin_until(
       [this] { return state_.load(std::memory_order_relaxed) == kNotified; }, opts);
 
+  detail::sched_point();
   // kNotified -> kEmpty (take the permit) or kEmpty -> kParked (announce the
   // sleep), in one step. acquire: pairs with unpark()'s release exchange.
   if (state_.fetch_sub(1, std::memory_order_acquire) == kNotified) {
@@ -33,7 +35,9 @@ bool Parker::park_slow(const WaitOptions& opts, std::chrono::nanoseconds timeout
         return got;
       }
     }
+    detail::sched_point();
     detail::futex_wait(state_, kParked, std::chrono::nanoseconds(remaining));
+    detail::sched_point();
     std::uint32_t expected = kNotified;
     // acquire: pairs with unpark()'s release. Failure (still kParked) is a
     // spurious wake-up or a timeout: go round again.

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/detail/sched_point.hpp"
 #include "weft/detail/task.hpp"
 
 namespace weft::detail {
@@ -49,7 +50,9 @@ class WorkStealingDeque {
     const std::int64_t t_ = top_.load(std::memory_order_acquire);
     Array* a = array_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
     if (b - t_ > a->mask) a = grow(a, t_, b);
+    sched_point();
     a->slot(b).store(t, std::memory_order_relaxed);  // relaxed: published by the release below
+    sched_point();
     // release: a thief that reads the new bottom (acquire) sees the slot and the task's contents.
     bottom_.store(b + 1, std::memory_order_release);
   }
@@ -59,11 +62,13 @@ class WorkStealingDeque {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // relaxed: owner's own variable
     Array* a = array_.load(std::memory_order_relaxed);                    // relaxed: owner's own variable
     bottom_.store(b, std::memory_order_relaxed);  // relaxed: ordered against top_ by the fence below
+    sched_point();
     // seq_cst fence: the store to bottom_ and the load of top_ must not be
     // reordered (store-load), or the owner and a thief could both take the
     // last item.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     std::int64_t t = top_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+    sched_point();
     if (t > b) {  // empty
       bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: restores the owner's view only
       return nullptr;
@@ -91,15 +96,18 @@ class WorkStealingDeque {
   Steal steal(Task*& out) {
     // acquire: pairs with the CAS of other thieves (slots they emptied).
     std::int64_t t = top_.load(std::memory_order_acquire);
+    sched_point();
     // seq_cst fence: the load of top_ must precede the load of bottom_
     // (load-load across two variables, against pop()'s store-load).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     // acquire: pairs with push()'s release; the slot and the task are visible.
     const std::int64_t b = bottom_.load(std::memory_order_acquire);
     if (t >= b) return Steal::empty;
+    sched_point();
     // acquire: pairs with grow()'s release of a new array.
     Array* a = array_.load(std::memory_order_acquire);
     Task* x = a->slot(t).load(std::memory_order_relaxed);  // relaxed: validated by the CAS below
+    sched_point();
     // seq_cst: the CAS decides between thieves and the owner's pop of the last item.
     if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
       return Steal::retry;

@@ -46,6 +46,7 @@
 #include <utility>
 
 #include "weft/detail/block_on.hpp"
+#include "weft/detail/sched_point.hpp"
 #include "weft/detail/task.hpp"
 
 namespace weft {
@@ -106,6 +107,7 @@ struct FutureState : Task {
   static bool is_ready(std::uint32_t w) noexcept { return (w & kStateMask) == kReady; }
 
   bool claim() noexcept {
+    sched_point();
     std::uint32_t w = state.load(std::memory_order_relaxed);
     while ((w & kStateMask) == kPending) {
       // acquire: the claimer reads the callable the submitter wrote (the
@@ -119,12 +121,14 @@ struct FutureState : Task {
   }
   void run_claimed() noexcept {
     invoke(this);
+    sched_point();
     // release: publishes the result to waiters' acquire loads; the exchange
     // tells whether one may sleep.
     if (state.exchange(kReady, std::memory_order_acq_rel) & kWaiter) wake_waiters();
   }
   void wake_waiters() noexcept;
   void release() noexcept {
+    sched_point();
     // acq_rel: the last holder must see the other's writes before freeing.
     if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(this);
   }

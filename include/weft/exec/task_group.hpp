@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/detail/sched_point.hpp"
 #include "weft/detail/task.hpp"
 #include "weft/exec/thread_pool.hpp"
 
@@ -44,6 +45,7 @@ class TaskGroup {
   template <class F>
   void run(F&& f) {
     using Fn = std::decay_t<F>;
+    detail::sched_point();
     // relaxed: the count only has to be in place before the task can finish,
     // which the push's release orders.
     if (state_.fetch_add(2, std::memory_order_relaxed) >= kMaxPending) {

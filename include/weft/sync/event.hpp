@@ -33,6 +33,7 @@
 #include <cstdint>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/detail/sched_point.hpp"
 #include "weft/sync/wait_options.hpp"
 
 namespace weft {
@@ -44,12 +45,14 @@ class Event {
   Event& operator=(const Event&) = delete;
 
   void set() noexcept {
+    detail::sched_point();
     // release: publishes the setter's writes to every waiter's acquire.
     // Exchange rather than store: the old value says whether anyone sleeps.
     if (state_.exchange(kSet, std::memory_order_release) == kWaiters) wake_slow();
   }
 
   void reset() noexcept {
+    detail::sched_point();
     std::uint32_t expected = kSet;
     // relaxed: reset publishes nothing; it only has to leave kWaiters alone,
     // which the compare-exchange guarantees.

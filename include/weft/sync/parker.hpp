@@ -35,6 +35,7 @@
 #include <cstdint>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/detail/sched_point.hpp"
 #include "weft/sync/wait_options.hpp"
 
 namespace weft {
@@ -47,6 +48,7 @@ class Parker {
 
   // Returns once a permit is available, consuming it.
   void park(const WaitOptions& opts = {}) noexcept {
+    detail::sched_point();
     // Fast path: a permit is already there. acquire: pairs with unpark()'s
     // release so the unparker's writes are visible after we return.
     std::uint32_t expected = kNotified;
@@ -71,6 +73,7 @@ class Parker {
 
   // Makes the permit available; wakes the owner if it sleeps.
   void unpark() noexcept {
+    detail::sched_point();
     // release: publishes the unparker's writes to the owner's acquire in
     // park(). The exchange (not a plain store) tells us whether the owner
     // announced sleep, so the system call is made only then.
