@@ -1,0 +1,188 @@
+// weft spin — sleep loops (article 004): threads drain a lock-protected work
+// queue while the lock's waiters busy-spin, yield, sleep, back off with
+// pause, use weft's spin-then-park, or use std::mutex.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <memory>
+
+#include "cli.hpp"
+#include "weft/xp/spin.hpp"
+
+namespace weft::cli {
+namespace {
+
+const xp::Row* find_row(const xp::Result& r, const std::string& variant, int threads, const std::string& gran,
+                        const std::string& metric) {
+  for (const auto& row : r.rows)
+    if (row.variant == variant && row.threads == threads && row.metric == metric &&
+        row.extra.value("granularity", std::string()) == gran)
+      return &row;
+  return nullptr;
+}
+
+// One matrix per metric: thread counts down, variants across; a '*' marks a
+// cell with runs stopped by the time limit.
+void print_matrix(const xp::Result& r, const std::string& gran, const std::vector<int>& threads,
+                  const std::vector<std::string>& variants, const std::string& metric, const char* what) {
+  fmt::print("  {}:\n  {:>7}", what, "threads");
+  for (const auto& v : variants) fmt::print(" {:>13}", v);
+  fmt::print("\n");
+  for (int t : threads) {
+    fmt::print("  {:>7}", t);
+    for (const auto& v : variants) {
+      const xp::Row* row = find_row(r, v, t, gran, metric);
+      std::string cell = "-";
+      if (row != nullptr && row->measured) {
+        const double m = row->stats.median;
+        cell = m >= 100 ? fmt::format("{:.0f}", m) : fmt::format("{:.3g}", m);
+        if (row->extra.value("stopped_reps", 0) > 0) cell += "*";
+      }
+      fmt::print(" {:>13}", cell);
+    }
+    fmt::print("\n");
+  }
+}
+
+double median_of(const xp::Result& r, const std::string& v, int t, const std::string& g, const std::string& m) {
+  const xp::Row* row = find_row(r, v, t, g, m);
+  return row != nullptr && row->measured ? row->stats.median : 0;
+}
+
+void print_published(const xp::Result& r) {
+  const auto variants = r.params.value("variants", std::vector<std::string>{});
+  const auto threads = r.params.value("threads", std::vector<int>{});
+  const auto grans = r.params.value("granularities", std::vector<std::string>{});
+  for (const auto& g : grans) {
+    fmt::print("\nGranularity {} ({:g} us of work per item), medians (* = stopped by the time limit):\n", g,
+               xp::spin_item_us(g));
+    print_matrix(r, g, threads, variants, "wall_ms", "wall ms");
+    print_matrix(r, g, threads, variants, "cpu_s", "CPU s (power proxy)");
+    print_matrix(r, g, threads, variants, "ctx_switches", "context switches");
+  }
+  const bool have = [&] {
+    for (const char* v : {"busy", "yield", "pause-backoff"})
+      if (std::find(variants.begin(), variants.end(), v) == variants.end()) return false;
+    return true;
+  }();
+  if (have) {
+    fmt::print("\nThis run against the article: wall time of busy and of yield over pause-backoff "
+               "(> 1: backoff faster), and busy's CPU time over backoff's:\n");
+    fmt::print("  {:<8} {:>7} {:>14} {:>14} {:>14}\n", "gran", "threads", "busy/backoff", "yield/backoff",
+               "CPU busy/bkoff");
+    for (const auto& g : grans) {
+      for (int t : threads) {
+        const double b = median_of(r, "pause-backoff", t, g, "wall_ms");
+        const double bc = median_of(r, "pause-backoff", t, g, "cpu_s");
+        if (b <= 0 || bc <= 0) continue;
+        fmt::print("  {:<8} {:>7} {:>14.2f} {:>14.2f} {:>14.2f}\n", g, t, median_of(r, "busy", t, g, "wall_ms") / b,
+                   median_of(r, "yield", t, g, "wall_ms") / b, median_of(r, "busy", t, g, "cpu_s") / bc);
+      }
+    }
+  }
+  const auto& pub = r.published;
+  if (pub.is_null()) return;
+  fmt::print("\nThe article ({}):\n  method: {}\n", pub.value("machine", std::string()),
+             pub.value("method", std::string()));
+  for (const auto& c : pub.value("claims", nlohmann::json::array())) fmt::print("  - {}\n", c.get<std::string>());
+}
+
+// The generic table shows no granularity column: name it beside the variant.
+xp::Result for_display(xp::Result r) {
+  for (auto& row : r.rows) row.variant += " [" + row.extra.value("granularity", std::string()) + "]";
+  return r;
+}
+
+struct SpinOptions {
+  Common common;
+  std::vector<std::string> variants;
+  std::vector<std::string> threads;
+  std::vector<std::string> granularities;
+  double work_ms = 800;
+  long long reps = 3;
+  double time_limit = 10;
+};
+
+// A comma list of thread counts (the option may also be repeated).
+std::vector<int> parse_threads(const std::vector<std::string>& given) {
+  std::vector<int> out;
+  for (const auto& item : given) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      const std::size_t comma = item.find(',', start);
+      const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!tok.empty()) {
+        long long v = 0;
+        const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+        if (ec != std::errc() || ptr != tok.data() + tok.size())
+          throw UsageError(fmt::format("--threads: '{}' is not a thread count", tok));
+        const int n = positive("--threads", v, 1024);
+        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (out.empty()) throw UsageError("--threads: no thread count given");
+  return out;
+}
+
+xp::SpinParams to_params(const SpinOptions& o) {
+  xp::SpinParams p;
+  if (!o.variants.empty()) p.variants = parse_names("variant", o.variants, xp::spin_variants());
+  if (!o.threads.empty()) p.threads = parse_threads(o.threads);
+  if (!o.granularities.empty())
+    p.granularities = parse_names("granularity", o.granularities, xp::spin_granularities());
+  if (!(o.work_ms >= 1) || o.work_ms > 600'000)
+    throw UsageError(fmt::format("--work-ms must be in [1, 600000] ms, got {}", o.work_ms));
+  p.work_ms = o.work_ms;
+  p.reps = positive("--reps", o.reps, 1000);
+  if (!(o.time_limit > 0) || o.time_limit > 3600)
+    throw UsageError(fmt::format("--time-limit must be in (0, 3600] seconds, got {}", o.time_limit));
+  p.time_limit_s = o.time_limit;
+  return p;
+}
+
+constexpr const char* kTitle =
+    "Lock-protected work queue: wall ms, CPU s, context switches and energy per waiting strategy";
+
+const Register reg{{
+    "spin",
+    [](CLI::App& app) {
+      auto o = std::make_shared<SpinOptions>();
+      auto* sub = app.add_subcommand("spin", "How lock waiters wait: busy, yield, sleep, pause backoff (article 004)");
+      sub->add_option("--variant,-v", o->variants,
+                      "Waiting strategies, comma list: busy, yield, sleep1ms, pause-backoff, weft, std-mutex "
+                      "(default all)");
+      sub->add_option("--threads,-t", o->threads, "Thread counts, comma list (default 2,8,32)");
+      sub->add_option("--granularity,-g", o->granularities,
+                      "Work per item, comma list: coarse (100 us), medium (10 us), fine (1 us) (default all)");
+      sub->add_option("--work-ms", o->work_ms, "Computation per run in ms, summed over its items (default 800)");
+      sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across variants (default 3)");
+      sub->add_option("--time-limit", o->time_limit, "Seconds before a crawling run is stopped (default 10)");
+      sub->add_flag("--json", o->common.json, "Print one JSON object");
+      sub->callback([o] {
+        const xp::SpinParams p = to_params(*o);
+        const xp::Result r = xp::run_spin(p);
+        emit(o->common.json ? r : for_display(r), o->common, kTitle, [&] { print_published(r); });
+      });
+    },
+    [](bool quick) {
+      // Half the CLI's work per run (~0.2 s at T=2): ~7 s quick (T=2,8,
+      // medium), ~35 s full (every variant, thread count and granularity).
+      xp::SpinParams p;
+      p.work_ms = 400;
+      p.time_limit_s = 5;
+      if (quick) {
+        p.threads = {2, 8};
+        p.granularities = {"medium"};
+      }
+      return xp::run_spin(p);
+    },
+    kTitle,
+    print_published,
+}};
+
+}  // namespace
+}  // namespace weft::cli
