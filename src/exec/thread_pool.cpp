@@ -327,10 +327,6 @@ bool PoolCore::help_one(Worker& w) noexcept {
   return true;
 }
 
-namespace {
-constexpr std::uint32_t kMinSearchShift = 3;
-}
-
 void PoolCore::run_worker(Worker& w) {
   this_worker() = {this, &w};
   bool is_searching = false;
@@ -344,11 +340,9 @@ void PoolCore::run_worker(Worker& w) {
         idle_state_.fetch_add(kSearching, std::memory_order_relaxed);
         is_searching = true;
       }
-      // Search for the spin budget (adaptive, like every wait in weft), but
-      // never less than 1/8 of it: a worker that parks sooner is woken again
-      // by the next submission, and each of those wakes costs the submitter
-      // a system call (microseconds) where the search costs only this worker.
-      const auto spun = spin_until([&] { return (t = steal_any(w)) != nullptr; }, options_.wait, kMinSearchShift);
+      // Search for the spin budget (adaptive, like every wait in weft: an
+      // idle pool's searches keep failing and shrink to 1/64 of it).
+      const auto spun = spin_until([&] { return (t = steal_any(w)) != nullptr; }, options_.wait);
       if (t == nullptr) {
         // Announce the sleep, then look once more: a submitter that pushed
         // before our announcement either sees it and wakes us, or its push is

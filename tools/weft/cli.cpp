@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <cstdio>
 #include <iostream>
 
@@ -92,10 +93,17 @@ void emit(const xp::Result& r, const Common& common, const std::string& title,
   std::fflush(stdout);
 }
 
-int positive(const std::string& what, long long value, long long max) {
+std::int64_t positive64(const std::string& what, long long value, long long max) {
   if (value < 1) throw UsageError(fmt::format("{} must be at least 1, got {}", what, value));
   if (value > max) throw UsageError(fmt::format("{} must be at most {}, got {}", what, max, value));
-  return static_cast<int>(value);
+  return value;
+}
+
+int positive(const std::string& what, long long value, long long max) {
+  // An int result cannot carry a larger bound: such options use positive64.
+  if (max > std::numeric_limits<int>::max())
+    throw std::logic_error(fmt::format("{}: bound {} does not fit an int", what, max));
+  return static_cast<int>(positive64(what, value, max));
 }
 
 std::vector<std::string> parse_names(const std::string& what, const std::vector<std::string>& given,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -52,6 +53,8 @@ struct Register {
 
 // Validators shared by the subcommands.
 int positive(const std::string& what, long long value, long long max);
+// The same for options whose bound exceeds an int.
+std::int64_t positive64(const std::string& what, long long value, long long max);
 // Parses a comma list of names against the allowed ones; throws UsageError
 // naming the unknown one and listing the valid ones.
 std::vector<std::string> parse_names(const std::string& what, const std::vector<std::string>& given,

@@ -37,7 +37,7 @@ xp::RingParams to_params(const RingOptions& o) {
   p.threads = positive("--threads", o.threads, 256);
   if (o.threads < 2) throw UsageError("--threads must be at least 2 (a ring needs two threads)");
   p.flags = o.flags.empty() ? xp::ring_flags() : parse_names("flag", o.flags, xp::ring_flags());
-  if (o.hops != 0) p.hops = positive("--hops", o.hops, 1'000'000'000'000LL);
+  if (o.hops != 0) p.hops = positive64("--hops", o.hops, 1'000'000'000'000LL);
   if (o.hops < 0) throw UsageError(fmt::format("--hops must be at least 1, got {}", o.hops));
   p.reps = positive("--reps", o.reps, 1000);
   try {

@@ -54,10 +54,8 @@ struct SpinOutcome {
 
 inline constexpr int kPollsPerClockRead = 16;  // ~0.4 µs of pauses here
 
-// `max_shift` caps how far adaptation may shrink this wait's budget.
 template <class Pred>
-SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts,
-                       std::uint32_t max_shift = SpinTuner::kMaxShift) noexcept {
+SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts) noexcept {
   // A few polls before touching the clock: most waits in a busy pipeline end
   // within a cache-line transfer or two.
   for (int i = 0; i < 4; ++i) {
@@ -73,7 +71,7 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts,
     // a wait spins the full budget to find out.
     SpinTuner& t = this_thread_tuner();
     probe = t.shift > 0 && ++t.waits % t.probe_interval == 0;
-    if (!probe) budget >>= (t.shift < max_shift ? t.shift : max_shift);
+    if (!probe) budget >>= t.shift;
   }
   const std::int64_t deadline = start + budget;
   for (;;) {
