@@ -9,6 +9,7 @@
 
 #include "pool_core.hpp"
 #include "weft/detail/block_on.hpp"
+#include "weft/detail/fault_injection.hpp"
 #include "weft/detail/futex.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/detail/spin_wait.hpp"
@@ -17,6 +18,8 @@
 
 namespace weft {
 namespace detail {
+
+std::atomic<WorkerStartHook> g_worker_start_hook{nullptr};
 
 namespace {
 std::atomic<std::uint64_t> g_next_pool_id{1};  // never reused: stale thread-local caches cannot match
@@ -160,6 +163,8 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
   try {
     for (auto& w : workers_) {
       Worker* raw = w.get();
+      // relaxed: a test sets the hook before it builds the pool.
+      if (WorkerStartHook hook = g_worker_start_hook.load(std::memory_order_relaxed)) hook(started);
       w->thread = std::thread([this, raw] { run_worker(*raw); });
       ++started;
       if (raw->cpu >= 0) pin_thread(raw->thread, raw->cpu);

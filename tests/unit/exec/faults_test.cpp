@@ -1,0 +1,133 @@
+// Failures on purpose: threads that cannot be created, allocations that
+// fail inside tasks. Every one must reach the caller as an exception, leak
+// nothing (the ASan build checks), and leave the pool usable.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include "watchdog.hpp"
+#include "weft/detail/fault_injection.hpp"
+#include "weft/exec/parallel_for.hpp"
+#include "weft/exec/task_group.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace {
+
+weft::PoolOptions workers(int n) {
+  weft::PoolOptions o;
+  o.workers = n;
+  return o;
+}
+
+std::atomic<int> g_fail_at{-1};
+
+void fail_at_hook(int index) {
+  if (index == g_fail_at.load()) throw std::system_error(EAGAIN, std::generic_category(), "pthread_create");
+}
+
+TEST(PoolFaults, ThreadCreationFailureIsAClearErrorAndLeaksNothing) {
+  weft::test::Watchdog dog("thread creation failure");
+  for (int at : {0, 1, 3}) {
+    g_fail_at = at;
+    weft::detail::g_worker_start_hook = &fail_at_hook;
+    try {
+      weft::ThreadPool pool(workers(4));
+      FAIL() << "the pool started although worker " << at + 1 << " could not";
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("could not start worker " + std::to_string(at + 1) + " of 4"), std::string::npos) << what;
+      EXPECT_NE(what.find("pthread_create"), std::string::npos) << what;
+    }
+    weft::detail::g_worker_start_hook = nullptr;
+  }
+  // Nothing was left half-built: a normal pool works afterwards.
+  weft::ThreadPool pool(workers(2));
+  auto f = pool.submit([] { return 7; });
+  EXPECT_EQ(f.get(), 7);
+}
+
+// The real thing: a child process that may not create threads. As root the
+// limit is not enforced, so the child first becomes an unprivileged user.
+TEST(PoolFaults, RlimitNprocMakesPoolConstructionFailCleanly) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0) << std::strerror(errno);
+  if (pid == 0) {
+    if (getuid() == 0) {
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);  // nobody
+    }
+    const rlimit lim{1, 1};
+    if (setrlimit(RLIMIT_NPROC, &lim) != 0) _exit(4);
+    try {
+      weft::ThreadPool pool(workers(4));
+      _exit(1);  // it should not have started
+    } catch (const std::runtime_error& e) {
+      _exit(std::string(e.what()).find("could not start worker 1 of 4") != std::string::npos ? 0 : 2);
+    } catch (...) {
+      _exit(5);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status);
+  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "cannot switch to user nobody to make RLIMIT_NPROC bite";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: the pool started; 2: wrong message; 4: setrlimit failed; 5: wrong exception type";
+}
+
+TEST(PoolFaults, BadAllocInsideTasksReachesTheWaiter) {
+  weft::test::Watchdog dog("bad_alloc in tasks");
+  weft::ThreadPool pool(workers(2));
+  auto f = pool.submit([]() -> int { throw std::bad_alloc(); });
+  EXPECT_THROW(f.get(), std::bad_alloc);
+  auto g = pool.submit([]() -> int { throw std::bad_alloc(); });
+  EXPECT_THROW(g.get(weft::Inline::no), std::bad_alloc);
+
+  weft::TaskGroup group(pool);
+  for (int i = 0; i < 10; ++i)
+    group.run([i] {
+      if (i == 4) throw std::bad_alloc();
+    });
+  EXPECT_THROW(group.wait(), std::bad_alloc);
+
+  EXPECT_THROW(weft::parallel_for(pool, 0, 1000,
+                                  [](int i) {
+                                    if (i == 777) throw std::bad_alloc();
+                                  }),
+               std::bad_alloc);
+
+  pool.post([] { throw std::bad_alloc(); });
+  EXPECT_THROW(pool.wait_idle(), std::bad_alloc);
+
+  // Still usable.
+  std::atomic<int> n{0};
+  weft::parallel_for(pool, 0, 100, [&](int) { n.fetch_add(1); });
+  EXPECT_EQ(n.load(), 100);
+  EXPECT_EQ(pool.submit([] { return 1; }).get(), 1);
+}
+
+// A real allocation failure inside a task: a request far beyond the address
+// space makes operator new throw; the task's caller sees it.
+TEST(PoolFaults, RealAllocationFailureInATask) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reports an impossible allocation instead of throwing bad_alloc";
+#endif
+  weft::ThreadPool pool(workers(1));
+  auto f = pool.submit([] {
+    // A direct call to operator new, which (unlike a new-expression) the
+    // compiler may not elide.
+    void* volatile p = ::operator new(std::size_t{1} << 62);
+    ::operator delete(p);
+    return 0;
+  });
+  EXPECT_THROW(f.get(weft::Inline::no), std::bad_alloc);
+}
+
+}  // namespace
