@@ -5,14 +5,14 @@ JOBS ?= $(shell nproc)
 WEFT := build/release/tools/weft/weft
 REPORT_ARGS ?=
 
-.PHONY: all deps release debug asan tsan report test test-release test-tsan test-asan install-test clean
+.PHONY: all deps release debug asan tsan clang-release clang-asan clang-tsan report test test-release test-tsan test-asan test-clang install-test clean
 
 all: release
 
 deps:
 	@scripts/install-deps.sh
 
-release debug asan tsan: deps
+release debug asan tsan clang-release clang-asan clang-tsan: deps
 	cmake --preset $@
 	cmake --build --preset $@ -j $(JOBS)
 
@@ -29,6 +29,12 @@ test-tsan: tsan
 
 test-asan: asan
 	ctest --preset asan -j 1
+
+# The same tests built by clang: every test in release, the stress tests
+# under ThreadSanitizer (`make clang-asan && ctest --preset clang-asan` for the rest).
+test-clang: clang-release clang-tsan
+	ctest --preset clang-release -j 1
+	ctest --preset clang-tsan -j 1
 
 # Builds tests/install/ against an installed weft, through find_package and
 # through pkg-config.
