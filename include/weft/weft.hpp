@@ -9,6 +9,8 @@
 #include "weft/io/writer.hpp"
 #include "weft/mem/pool_allocator.hpp"
 #include "weft/mem/pool_resource.hpp"
+#include "weft/queue/mpmc_queue.hpp"
+#include "weft/queue/spsc_queue.hpp"
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/sync/parker.hpp"

@@ -14,6 +14,8 @@
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/queue/mpmc_queue.hpp"
+#include "weft/queue/spsc_queue.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/sync/parker.hpp"
 
@@ -118,6 +120,39 @@ TEST(Interleave, EventRingAndResets) {
     ++runs;
   }
   report_runs("event ring with resets", runs, seeds.size());
+}
+
+TEST(Interleave, QueuesDeliverExactlyOnce) {
+  weft::test::Watchdog dog("interleaved queues", std::chrono::seconds(240));
+  const auto seeds = weft::test::seeds(600);
+  std::size_t runs = 0;
+  for (std::uint64_t seed : seeds) {
+    SCOPED_TRACE("WEFT_INTERLEAVE_SEED=" + std::to_string(seed));
+    weft::test::Interleaving il(seed);
+    constexpr int kItems = 200;
+    weft::SpscQueue<int> spsc(2);
+    std::thread producer([&] {
+      for (int i = 0; i < kItems; ++i) spsc.push(i);
+    });
+    for (int i = 0; i < kItems; ++i) ASSERT_EQ(spsc.pop(), i);
+    producer.join();
+
+    weft::MpmcQueue<int> mpmc(2);
+    auto seen = std::make_unique<std::atomic<int>[]>(2 * kItems);
+    std::vector<std::thread> ts;
+    for (int p = 0; p < 2; ++p)
+      ts.emplace_back([&, p] {
+        for (int i = 0; i < kItems; ++i) mpmc.push(p * kItems + i);
+      });
+    for (int c = 0; c < 2; ++c)
+      ts.emplace_back([&] {
+        for (int i = 0; i < kItems; ++i) seen[mpmc.pop()].fetch_add(1, std::memory_order_relaxed);
+      });
+    for (auto& t : ts) t.join();
+    for (int i = 0; i < 2 * kItems; ++i) ASSERT_EQ(seen[i].load(), 1) << "item " << i;
+    ++runs;
+  }
+  report_runs("spsc and mpmc queues", runs, seeds.size());
 }
 
 long fib(weft::ThreadPool& pool, int n) {
