@@ -1,62 +1,528 @@
-// weft report — every experiment, one after the other, with default sizes.
-#include <fmt/format.h>
+// weft report — the command to run first on a new machine: every experiment,
+// then a directory with results.json, the figures and one self-contained
+// page (index.html) that sets this machine's figures beside the articles'.
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
 
 #include "cli.hpp"
+#include "report_html.hpp"
+#include "weft/sync/wait_options.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/ring.hpp"
 
 namespace weft::cli {
 namespace {
 
+namespace fs = std::filesystem;
+
+enum class Level { quick, standard, full };
+
+// Written into every report directory: what tells a report's own directory
+// apart from someone else's, and which files --force may replace.
+constexpr const char* kMarker = ".weft-report";
+constexpr const char* kPython = "/usr/bin/python3";
+
+// The experiments the page knows, in the page's order (articles 000..004,
+// then weft's own). Registered experiments not listed here run after them.
+struct Known {
+  const char* name;
+  double seconds[3];  // rough duration per Level on 2 CPUs, for "time left"
+};
+constexpr Known kKnown[] = {
+    {"topo", {0.5, 0.5, 0.5}},  {"c2c", {0.5, 0.5, 0.5}}, {"ring", {6, 17, 110}},  {"tasks", {8, 15, 15}},
+    {"smt", {1, 3, 3}},         {"alloc", {4, 8, 8}},     {"io", {2, 6, 6}},       {"spin", {8, 35, 35}},
+    {"fib", {0.5, 1, 1}},       {"pfor", {0.5, 1.5, 1.5}}, {"idle", {4, 15, 15}},
+};
+constexpr double kUnknownSeconds = 10;
+constexpr double kPlotSeconds = 6;
+
 struct ReportOptions {
   bool quick = false;
+  bool full = false;
+  bool force = false;
   bool json = false;
-  std::string out;
+  std::string out = "weft-report";
+  std::string results;
+  std::vector<std::string> only;
 };
 
+const char* level_name(Level l) {
+  switch (l) {
+    case Level::quick: return "quick";
+    case Level::standard: return "default";
+    case Level::full: return "full";
+  }
+  return "default";
+}
+
+std::string clock_text(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+// Progress on stderr: one line redrawn every second on a terminal, a plain
+// line per step otherwise (logs, CI). Time left = the remaining steps'
+// estimates, scaled by how the finished steps compared with theirs.
+class Progress {
+ public:
+  explicit Progress(std::vector<std::pair<std::string, double>> steps)
+      : steps_(std::move(steps)), tty_(isatty(STDERR_FILENO) == 1) {
+    if (tty_) ticker_ = std::thread([this] { tick(); });
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() { stop(); }
+
+  void begin(std::size_t step) {
+    std::lock_guard lock(mutex_);
+    current_ = step;
+    step_start_ = std::chrono::steady_clock::now();
+    if (!tty_) fmt::print(stderr, "{}\n", line_locked());
+    else draw_locked();
+  }
+  void end(double seconds) {
+    std::lock_guard lock(mutex_);
+    done_actual_ += seconds;
+    done_estimate_ += steps_[current_].second;
+  }
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopped_) return;
+      stopped_ = true;
+    }
+    wake_.notify_all();
+    if (ticker_.joinable()) ticker_.join();
+    if (tty_) fmt::print(stderr, "\r\x1b[K");
+  }
+
+ private:
+  std::string line_locked() const {
+    const double in_step =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count();
+    // Scaled only once a few seconds of estimates are behind us, and within
+    // bounds: one slow or fast step should not swing the forecast wildly.
+    const double scale = done_estimate_ >= 3 ? std::clamp(done_actual_ / done_estimate_, 0.5, 3.0) : 1.0;
+    double left = std::max(0.0, steps_[current_].second * scale - in_step);
+    for (std::size_t i = current_ + 1; i < steps_.size(); ++i) left += steps_[i].second * scale;
+    if (!tty_)
+      return fmt::format("weft report: [{}/{}] {} (about {} left)", current_ + 1, steps_.size(),
+                         steps_[current_].first, clock_text(left));
+    return fmt::format("weft report: [{}/{}] {}, {} so far in this step, about {} left", current_ + 1,
+                       steps_.size(), steps_[current_].first, clock_text(in_step), clock_text(left));
+  }
+  void draw_locked() {
+    fmt::print(stderr, "\r{}\x1b[K", line_locked());
+    std::fflush(stderr);
+  }
+  void tick() {
+    std::unique_lock lock(mutex_);
+    while (!stopped_) {
+      // Once a second: often enough to look alive, rare enough not to
+      // disturb the measurements.
+      wake_.wait_for(lock, std::chrono::seconds(1));
+      if (!stopped_) draw_locked();
+    }
+  }
+
+  std::vector<std::pair<std::string, double>> steps_;
+  bool tty_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopped_ = false;
+  std::size_t current_ = 0;
+  std::chrono::steady_clock::time_point step_start_ = std::chrono::steady_clock::now();
+  double done_actual_ = 0;
+  double done_estimate_ = 0;
+  std::thread ticker_;
+};
+
+struct ChildResult {
+  int status = -1;  // exit status, or -1 if it did not exit normally
+  std::string out;
+  std::string err;
+};
+
+// Runs argv[0] (a path) with argv, stdin from /dev/null, and collects its
+// stdout and stderr. Throws only when it cannot be started at all.
+ChildResult run_child(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    throw std::runtime_error("pipe failed");
+  }
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec: the parent has threads.
+    const int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  ChildResult r;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (const pollfd& p : fds)
+    if (p.fd >= 0) close(p.fd);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string last_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  std::string last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+const Subcommand* find_registered(const std::string& name) {
+  for (const auto& s : registry())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+// The steps the report runs: the known experiments (unless --only leaves
+// them out), then any other registered experiment.
+std::vector<std::pair<std::string, double>> plan(const ReportOptions& o, Level level) {
+  std::vector<std::pair<std::string, double>> steps;
+  const auto wanted = [&](const std::string& name) {
+    return o.only.empty() || std::find(o.only.begin(), o.only.end(), name) != o.only.end();
+  };
+  const auto li = static_cast<std::size_t>(level);
+  for (const Known& k : kKnown)
+    if (wanted(k.name)) steps.emplace_back(k.name, k.seconds[li]);
+  for (const auto& s : registry()) {
+    if (!s.run_default || !wanted(s.name)) continue;
+    const bool known = std::any_of(std::begin(kKnown), std::end(kKnown),
+                                   [&](const Known& k) { return s.name == k.name; });
+    if (!known) steps.emplace_back(s.name, kUnknownSeconds);
+  }
+  return steps;
+}
+
+std::vector<std::string> runnable_names() {
+  std::vector<std::string> names;
+  for (const Known& k : kKnown) names.emplace_back(k.name);
+  for (const auto& s : registry())
+    if (s.run_default && std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
+  return names;
+}
+
+void print_tables(const std::string& name, const xp::Result& r) {
+  const Subcommand* s = find_registered(name);
+  fmt::print("\n== {} ==\n{}\n\n", name, s ? s->title : std::string());
+  if (!r.rows.empty()) print_rows(r);
+  if (s && s->print_extra) s->print_extra(r);
+  for (const auto& n : r.notes) fmt::print("note: {}\n", n);
+  std::fflush(stdout);
+}
+
+// The ring at 2 threads (one per CPU on the reference machine) and at 3
+// (oversubscribed there: the case where spinning flags collapse), in one
+// result whose rows carry their thread count.
+xp::Result run_report_ring(Level level, bool print) {
+  xp::RingParams two;
+  two.threads = 2;
+  two.reps = level == Level::quick ? 3 : level == Level::standard ? 5 : 9;
+  xp::RingParams three = two;
+  three.threads = 3;
+  if (static_cast<int>(Topology::instance().allowed().count()) < three.threads) {
+    // Spinning flags crawl at a scheduler tick per hop here: bound them by
+    // time, and give the sleeping flags a count they finish quickly.
+    three.hops = 50'000;
+    three.time_limit_s = level == Level::quick ? 0.5 : level == Level::standard ? 1.0 : 5.0;
+  }
+  xp::Result r = xp::run_ring(two);
+  xp::Result r3 = xp::run_ring(three);
+  // Printed apart: ring's own table code expects one thread count.
+  if (print) {
+    print_tables("ring", r);
+    print_tables("ring", r3);
+  }
+  nlohmann::json by_threads;
+  by_threads["2"] = r.params;
+  by_threads["3"] = r3.params;
+  r.params = {{"threads", {2, 3}}, {"by_threads", by_threads}};
+  r.rows.insert(r.rows.end(), r3.rows.begin(), r3.rows.end());
+  for (const auto& n : r3.notes)
+    if (std::find(r.notes.begin(), r.notes.end(), n) == r.notes.end()) r.notes.push_back(n);
+  return r;
+}
+
+nlohmann::json run_topo() {
+  const ChildResult c = run_child({"/proc/self/exe", "topo", "--json"});
+  if (c.status != 0) throw std::runtime_error(fmt::format("weft topo failed: {}", last_line(c.err)));
+  return nlohmann::json::parse(c.out);
+}
+
+// One experiment's JSON object; failures become entries that say why, so
+// one broken experiment does not cost the report.
+nlohmann::json run_one(const std::string& name, Level level, bool print) {
+  const Subcommand* s = find_registered(name);
+  if (s == nullptr)
+    return {{"experiment", name}, {"built", false}, {"note", "not built yet"}, {"results", nlohmann::json::array()}};
+  try {
+    if (name == "topo") return run_topo();
+    if (!s->run_default && name != "ring")
+      return {{"experiment", name}, {"built", false}, {"note", "not built yet"}, {"results", nlohmann::json::array()}};
+    if (name == "ring") return xp::to_json(run_report_ring(level, print));
+    const xp::Result r = s->run_default(level == Level::quick);
+    if (print) print_tables(name, r);
+    return xp::to_json(r);
+  } catch (const std::exception& e) {
+    return {{"experiment", name}, {"error", e.what()}, {"results", nlohmann::json::array()}};
+  }
+}
+
+nlohmann::json defaults_json(Level level) {
+  const Calibration c = calibrate(level == Level::quick ? 200 : 400);
+  nlohmann::json d;
+  d["calibration"] = {{"pause_ns", c.pause_ns},       {"wake_ns", c.wake_ns},     {"wake_min_ns", c.wake_min_ns},
+                      {"wake_max_ns", c.wake_max_ns}, {"notify_ns", c.notify_ns}, {"samples", c.samples},
+                      {"spin_ns", c.spin.count()}};
+  d["default_spin_ns"] = WaitOptions::default_spin().count();
+  d["builtin_default_spin_ns"] = WaitOptions::kDefaultSpin.count();
+  const char* env = std::getenv("WEFT_SPIN_NS");
+  d["spin_env"] = env ? nlohmann::json(env) : nlohmann::json(nullptr);
+  d["available_parallelism"] = available_parallelism();
+  d["allowed_cpus"] = Topology::instance().allowed().count();
+  d["cgroup_cpu_quota"] = cgroup_cpu_quota();
+  d["placement"] = "none";
+  return d;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+  f << text;
+  if (!f.flush()) throw std::runtime_error(fmt::format("writing {} failed", path.string()));
+}
+
+std::vector<std::string> marker_files(const fs::path& dir) {
+  std::ifstream in(dir / kMarker);
+  std::vector<std::string> files;
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line))
+    if (!line.empty() && line.find('/') == std::string::npos && line != "." && line != "..") files.push_back(line);
+  return files;
+}
+
+void write_marker(const fs::path& dir, const std::vector<std::string>& files) {
+  std::string text = "weft report output directory; files it wrote:\n";
+  for (const auto& f : files) text += f + "\n";
+  write_file(dir / kMarker, text);
+}
+
+// Refuses a non-empty directory unless --force (checked before the long
+// run, not after it); with --force, removes the files an earlier report
+// wrote there, so no stale figure outlives its data.
+void prepare_out_dir(const fs::path& dir, bool force) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st)) {
+    if (!fs::is_directory(st)) throw UsageError(fmt::format("--out {} exists and is not a directory", dir.string()));
+    const bool empty = fs::directory_iterator(dir) == fs::directory_iterator();
+    const bool ours = fs::exists(dir / kMarker);
+    if (!empty && !force) {
+      throw UsageError(ours ? fmt::format("{} already holds a weft report; pass --force to replace it, or --out "
+                                          "another directory",
+                                          dir.string())
+                            : fmt::format("{} is not empty and is not a weft report; pass --force to write into "
+                                          "it anyway, or --out another directory",
+                                          dir.string()));
+    }
+    if (ours)
+      for (const auto& f : marker_files(dir)) fs::remove(dir / f, ec);
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
+  write_marker(dir, {});
+}
+
+std::string exe_dir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+// $WEFT_PLOT, then the source tree this binary was built from, then the
+// install location next to the binary (<prefix>/bin -> <prefix>/share/weft).
+std::optional<std::string> find_plot_script(std::string& looked) {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("WEFT_PLOT"); env && *env) candidates.emplace_back(env);
+  candidates.emplace_back(WEFT_PLOT_SOURCE);
+  if (const std::string d = exe_dir(); !d.empty()) candidates.push_back(d + "/../share/weft/plot.py");
+  for (const auto& c : candidates) {
+    looked += (looked.empty() ? "" : ", ") + c;
+    if (access(c.c_str(), R_OK) == 0) return c;
+  }
+  return std::nullopt;
+}
+
+PlotOutcome draw_plots(const fs::path& dir) {
+  PlotOutcome p;
+  std::string looked;
+  const auto script = find_plot_script(looked);
+  if (!script) {
+    p.failure = fmt::format("plot.py not found (looked at {}; set WEFT_PLOT)", looked);
+    return p;
+  }
+  if (access(kPython, X_OK) != 0) {
+    p.failure = fmt::format("{} not found (apt-get install python3-matplotlib)", kPython);
+    return p;
+  }
+  const ChildResult c = run_child({kPython, *script, (dir / "results.json").string(), dir.string()});
+  if (c.status != 0) {
+    const std::string why = last_line(c.err);
+    p.failure = why.empty() ? fmt::format("{} exited with status {}", *script, c.status) : why;
+    return p;
+  }
+  try {
+    std::ifstream in(dir / "plots.json");
+    p.manifest = nlohmann::json::parse(in);
+    p.drawn = true;
+  } catch (const std::exception& e) {
+    p.failure = fmt::format("unreadable plots.json: {}", e.what());
+  }
+  return p;
+}
+
 void run_report(const ReportOptions& o) {
+  if (o.quick && o.full) throw UsageError("--quick and --full exclude each other");
+  const Level level = o.quick ? Level::quick : o.full ? Level::full : Level::standard;
+  std::vector<std::string> only;
+  if (!o.only.empty()) only = parse_names("experiment", o.only, runnable_names());
+  ReportOptions opts = o;
+  opts.only = only;
+  const fs::path dir(o.out);
+  prepare_out_dir(dir, o.force);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto since = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   nlohmann::json all;
+  all["report"] = {{"weft_version", WEFT_CLI_VERSION}, {"level", level_name(level)}, {"started_utc", utc_now()}};
   all["machine"] = xp::machine_context();
   all["experiments"] = nlohmann::json::array();
   if (!o.json) print_machine_header();
-  std::vector<const Subcommand*> subs;
-  for (const auto& s : registry())
-    if (s.run_default) subs.push_back(&s);
-  std::size_t k = 0;
-  for (const Subcommand* s : subs) {
-    ++k;
-    fmt::print(stderr, "weft report: [{}/{}] {}...\n", k, subs.size(), s->name);
-    const xp::Result r = s->run_default(o.quick);
-    all["experiments"].push_back(xp::to_json(r));
-    if (o.json) continue;
-    fmt::print("\n== {} ==\n{}\n\n", s->name, s->title);
-    if (!r.rows.empty()) print_rows(r);
-    if (s->print_extra) s->print_extra(r);
-    for (const auto& n : r.notes) fmt::print("note: {}\n", n);
-    std::fflush(stdout);
+
+  auto steps = plan(opts, level);
+  steps.emplace_back("calibration", 1);
+  steps.emplace_back("plots", kPlotSeconds);
+  Progress progress(steps);
+  for (std::size_t i = 0; i + 2 < steps.size(); ++i) {
+    progress.begin(i);
+    const double start = since();
+    nlohmann::json e = run_one(steps[i].first, level, !o.json);
+    e["seconds"] = since() - start;
+    progress.end(since() - start);
+    all["experiments"].push_back(std::move(e));
   }
-  if (!o.out.empty()) {
-    std::ofstream f(o.out);
-    if (!f) throw std::runtime_error(fmt::format("cannot write {}", o.out));
-    f << all.dump(2) << '\n';
-    if (!f.flush()) throw std::runtime_error(fmt::format("writing {} failed", o.out));
-    fmt::print(stderr, "weft report: results written to {}\n", o.out);
+  progress.begin(steps.size() - 2);
+  all["defaults"] = defaults_json(level);
+  all["report"]["seconds"] = since();
+  write_file(dir / "results.json", all.dump(2) + "\n");
+
+  progress.begin(steps.size() - 1);
+  const double plot_start = since();
+  const PlotOutcome plots = draw_plots(dir);
+  progress.stop();
+  all["report"]["plot_seconds"] = since() - plot_start;
+  all["report"]["plots"] = plots.drawn ? nlohmann::json("drawn") : nlohmann::json(plots.failure);
+  const std::string json_text = all.dump(2) + "\n";
+  write_file(dir / "results.json", json_text);
+  write_file(dir / "index.html", render_report_html(all, plots, dir.string()));
+
+  std::vector<std::string> written = {"results.json", "index.html"};
+  if (plots.drawn) {
+    written.emplace_back("plots.json");
+    for (const auto& d : plots.manifest.value("drawn", nlohmann::json::array()))
+      written.push_back(d.value("file", std::string()));
   }
-  if (o.json) std::cout << all.dump(2) << '\n';
+  write_marker(dir, written);
+  if (!o.results.empty()) write_file(o.results, json_text);
+  if (o.json) std::cout << json_text;
+  std::cout.flush();
+  if (!plots.drawn) fmt::print(stderr, "weft report: plots not drawn: {}\n", plots.failure);
+  fmt::print(stderr, "weft report: took {}\nweft report: wrote {}\n", clock_text(since()),
+             (dir / "index.html").string());
 }
 
 const Register reg{{
     "report",
     [](CLI::App& app) {
       auto o = std::make_shared<ReportOptions>();
-      auto* sub = app.add_subcommand("report", "Run every experiment with default sizes and print the tables");
-      sub->add_flag("--quick", o->quick, "Fewer repetitions (about a minute)");
-      sub->add_flag("--json", o->json, "Print one JSON object with every experiment");
-      sub->add_option("--results", o->out, "Also write the JSON to this file");
+      auto* sub = app.add_subcommand(
+          "report", "Run every experiment and write a report directory: index.html, figures, results.json");
+      sub->add_flag("--quick", o->quick, "Smaller sizes (about a minute on 2 CPUs)");
+      sub->add_flag("--full", o->full, "More repetitions and longer time limits where the report sets them");
+      sub->add_option("--out,-o", o->out, "Report directory (default weft-report)");
+      sub->add_flag("--force", o->force, "Write into a non-empty directory (replacing an earlier report)");
+      sub->add_option("--only", o->only, "Run only these experiments, comma list (default all)");
+      sub->add_flag("--json", o->json, "Also print results.json on stdout (instead of the tables)");
+      sub->add_option("--results", o->results, "Also write results.json to this file");
       sub->callback([o] { run_report(*o); });
     },
     nullptr,

@@ -1,0 +1,221 @@
+// `weft report`: the directory it writes (results.json with every
+// experiment, index.html with every section, every figure), its refusal to
+// overwrite a non-empty directory without --force, and a page a browser
+// renders. Quick sizes; no timing is asserted. Slow (~40 s) and
+// sanitizer-hostile (a Python child, a browser): labelled report;nosan.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+};
+
+CliRun shell(const std::string& cmd) {
+  CliRun r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+CliRun weft(const std::string& args) { return shell(std::string(WEFT_CLI_PATH) + " " + args); }
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// A fresh directory under $TMPDIR, removed with the object.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "weft-report-test-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+bool have_matplotlib() { return shell("/usr/bin/python3 -c 'import matplotlib'").status == 0; }
+
+const std::vector<std::string> kExperiments = {"topo", "ring", "c2c",   "tasks", "fib", "pfor",
+                                               "idle", "alloc", "io", "smt", "spin"};
+
+// Every figure plot.py draws, and the experiment it comes from.
+const std::vector<std::pair<std::string, std::string>> kFigures = {
+    {"c2c_heatmap.png", "c2c"},   {"ring_2_threads.png", "ring"},     {"ring_3_threads.png", "ring"},
+    {"tasks_per_s.png", "tasks"}, {"smt_slowdown.png", "smt"},         {"alloc_seconds.png", "alloc"},
+    {"alloc_scalability.png", "alloc"}, {"io_mb_per_s.png", "io"},     {"spin_wall_vs_cpu.png", "spin"},
+    {"fib_ms.png", "fib"},        {"pfor_ms.png", "pfor"},             {"idle_cpu.png", "idle"}};
+
+const nlohmann::json* find_experiment(const nlohmann::json& results, const std::string& name) {
+  for (const auto& e : results.at("experiments"))
+    if (e.value("experiment", std::string()) == name) return &e;
+  return nullptr;
+}
+
+TEST(ReportQuick, WritesResultsPageAndEveryFigure) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const fs::path out = tmp.path() / "report";
+  const CliRun r = weft("report --quick --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "wrote " + (out / "index.html").string())) << r.out;
+
+  nlohmann::json results;
+  ASSERT_NO_THROW(results = nlohmann::json::parse(read_all(out / "results.json")));
+  ASSERT_TRUE(results.contains("machine"));
+  EXPECT_TRUE(results.at("machine").contains("cpu_model"));
+  EXPECT_GT(results.at("report").at("seconds").get<double>(), 0);
+  for (const auto& name : kExperiments) {
+    const nlohmann::json* e = find_experiment(results, name);
+    ASSERT_NE(e, nullptr) << "no entry for " << name;
+    EXPECT_FALSE(e->contains("error")) << e->dump();
+    if (!e->value("built", true)) {
+      EXPECT_EQ(e->value("note", std::string()), "not built yet");
+      continue;
+    }
+    EXPECT_TRUE(e->contains("machine")) << name;
+    if (name != "topo") {
+      EXPECT_FALSE(e->at("results").empty()) << name;
+    }
+  }
+  // The ring ran at 2 and at 3 threads.
+  const nlohmann::json* ring = find_experiment(results, "ring");
+  bool two = false;
+  bool three = false;
+  for (const auto& row : ring->at("results")) {
+    two = two || row.value("threads", 0) == 2;
+    three = three || row.value("threads", 0) == 3;
+  }
+  EXPECT_TRUE(two && three) << "ring rows at 2 and 3 threads";
+  const nlohmann::json d = results.at("defaults");
+  EXPECT_GT(d.at("calibration").at("pause_ns").get<double>(), 0);
+  EXPECT_GT(d.at("calibration").at("wake_ns").get<double>(), 0);
+  EXPECT_GT(d.at("default_spin_ns").get<double>(), 0);
+  EXPECT_GE(d.at("available_parallelism").get<int>(), 1);
+
+  const std::string html = read_all(out / "index.html");
+  for (const char* section : {"id=\"machine\"", "id=\"article-000\"", "id=\"article-001\"", "id=\"article-002\"",
+                              "id=\"article-003\"", "id=\"article-004\"", "id=\"weft-own\"", "id=\"defaults\""})
+    EXPECT_TRUE(contains(html, section)) << section;
+  for (const char* heading : {"000 · Inter-thread signalling latency", "001 · std::async vs a thread pool",
+                              "002 · Affinity and hyperthreading", "003 · ders", "004 · Intel",
+                              "weft's defaults on this machine and why"})
+    EXPECT_TRUE(contains(html, heading)) << heading;
+  EXPECT_FALSE(contains(html, "http://")) << "the page must not need the network";
+  EXPECT_FALSE(contains(html, "https://"));
+
+  if (!have_matplotlib()) {
+    EXPECT_TRUE(contains(html, "plots not drawn: "));
+    GTEST_SKIP() << "/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib): figures not checked";
+  }
+  const nlohmann::json manifest = nlohmann::json::parse(read_all(out / "plots.json"));
+  for (const auto& [file, from] : kFigures) {
+    const nlohmann::json* e = find_experiment(results, from);
+    if (e != nullptr && !e->value("built", true)) continue;  // skipped with a note, rightly
+    const std::string png = read_all(out / file);
+    ASSERT_GT(png.size(), 1000U) << file << " missing or empty; plots.json: " << manifest.dump(1);
+    EXPECT_EQ(png.substr(1, 3), "PNG") << file;
+    EXPECT_TRUE(contains(html, "<code>" + file + "</code>")) << file << " is not on the page";
+  }
+  EXPECT_TRUE(contains(html, "data:image/png;base64,")) << "figures are embedded";
+}
+
+TEST(ReportQuick, RefusesANonEmptyDirectoryWithoutForce) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const fs::path out = tmp.path() / "report";
+  ASSERT_EQ(weft("report --quick --only c2c --out " + out.string()).status, 0);
+  const std::string before = read_all(out / "results.json");
+
+  // Twice into the same directory: refused before anything runs.
+  CliRun again = weft("report --quick --only c2c --out " + out.string());
+  EXPECT_EQ(again.status, 2) << again.out;
+  EXPECT_TRUE(contains(again.out, out.string())) << again.out;
+  EXPECT_TRUE(contains(again.out, "--force")) << again.out;
+  EXPECT_EQ(read_all(out / "results.json"), before) << "a refused run must not touch the directory";
+
+  // A directory that is not a report is refused too.
+  const fs::path foreign = tmp.path() / "foreign";
+  fs::create_directories(foreign);
+  std::ofstream(foreign / "notes.txt") << "mine\n";
+  CliRun refused = weft("report --quick --only c2c --out " + foreign.string());
+  EXPECT_EQ(refused.status, 2) << refused.out;
+  EXPECT_TRUE(contains(refused.out, foreign.string()) && contains(refused.out, "--force")) << refused.out;
+
+  // With --force both succeed; the foreign file is left alone.
+  CliRun forced = weft("report --quick --only c2c --force --out " + out.string());
+  EXPECT_EQ(forced.status, 0) << forced.out;
+  EXPECT_TRUE(fs::exists(out / "index.html"));
+  forced = weft("report --quick --only c2c --force --out " + foreign.string());
+  EXPECT_EQ(forced.status, 0) << forced.out;
+  EXPECT_TRUE(fs::exists(foreign / "notes.txt"));
+  EXPECT_TRUE(fs::exists(foreign / "results.json"));
+}
+
+TEST(ReportQuick, BadOptionsExitWithStatus2) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const std::string out = (tmp.path() / "r").string();
+  CliRun r = weft("report --quick --full --out " + out);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--quick and --full")) << r.out;
+  r = weft("report --only nosuch --out " + out);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "nosuch")) << r.out;
+  EXPECT_FALSE(fs::exists(out)) << "nothing is created for bad input";
+}
+
+TEST(ReportQuick, PageRendersInHeadlessChromium) {
+  if (access("/usr/bin/chromium", X_OK) != 0)
+    GTEST_SKIP() << "chromium not installed (apt-get install chromium): the page is not rendered";
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const fs::path out = tmp.path() / "report";
+  const CliRun r = weft("report --quick --only topo,c2c,smt --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  const fs::path shot = tmp.path() / "shot.png";
+  const fs::path profile = tmp.path() / "profile";
+  const CliRun c = shell("timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu "
+                         "--disable-background-networking --no-first-run --disable-component-update --disable-sync "
+                         "--user-data-dir=" + profile.string() + " --screenshot=" + shot.string() +
+                         " --window-size=1280,4000 file://" + fs::absolute(out / "index.html").string());
+  const std::string png = read_all(shot);
+  ASSERT_GT(png.size(), 20000U) << "no or tiny screenshot; chromium said:\n" << c.out;
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+}
+
+}  // namespace

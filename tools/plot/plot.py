@@ -1,0 +1,456 @@
+#!/usr/bin/python3
+"""Draws the figures of `weft report` from its results.json.
+
+usage: plot.py RESULTS_JSON OUT_DIR
+
+Writes one PNG per figure into OUT_DIR and OUT_DIR/plots.json, the manifest
+the report's page is built from: {"drawn": [{file, title, caption, section}],
+"skipped": [{file, title, section, reason}]}. A figure whose data is missing
+is listed as skipped with the reason; it never stops the others.
+Exit status: 0 when the manifest was written, 3 when matplotlib is missing,
+2 on bad arguments or an unreadable results file.
+"""
+
+import json
+import math
+import os
+import sys
+
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: the report runs headless
+    import matplotlib.pyplot as plt
+except ImportError as e:
+    print(f"matplotlib is not installed for {sys.executable} ({e}); "
+          "on Debian: apt-get install python3-matplotlib", file=sys.stderr)
+    sys.exit(3)
+
+DPI = 100
+SIZE = (8, 4.5)
+
+
+class Skip(Exception):
+    """The figure cannot be drawn from this results.json; says why."""
+
+
+def experiment(results, name):
+    for e in results.get("experiments", []):
+        if e.get("experiment") == name:
+            if e.get("built") is False:
+                raise Skip(f"{name} is not built yet")
+            return e
+    raise Skip(f"no {name} experiment in results.json")
+
+
+def rows(exp, metric, **match):
+    """The measured rows with this metric whose fields equal `match`."""
+    out = []
+    for r in exp.get("results", []):
+        if r.get("metric") != metric or not r.get("measured") or r.get("median") is None:
+            continue
+        if all(r.get(k) == v for k, v in match.items()):
+            out.append(r)
+    return out
+
+
+def ordered(values):
+    """Unique values in first-seen order."""
+    seen = []
+    for v in values:
+        if v not in seen:
+            seen.append(v)
+    return seen
+
+
+def error_bars(rs):
+    return [[r["median"] - r["min"] for r in rs], [r["max"] - r["median"] for r in rs]]
+
+
+def grouped_bars(ax, groups, series, value, log=False):
+    """Bars of value(group, series) (a row or None), one cluster per group."""
+    width = 0.8 / max(1, len(series))
+    for i, s in enumerate(series):
+        xs, rs = [], []
+        for g_index, g in enumerate(groups):
+            r = value(g, s)
+            if r is not None:
+                xs.append(g_index + (i - (len(series) - 1) / 2) * width)
+                rs.append(r)
+        if rs:
+            ax.bar(xs, [r["median"] for r in rs], width, yerr=error_bars(rs), capsize=2, label=str(s))
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([str(g) for g in groups])
+    if log:
+        ax.set_yscale("log")
+
+
+def new_figure(ncols=1):
+    fig, axes = plt.subplots(1, ncols, figsize=SIZE if ncols == 1 else (4.2 * ncols, 4.5), squeeze=False)
+    return fig, list(axes[0])
+
+
+# Each plot function draws onto a new figure and returns (fig, title, caption).
+
+def plot_c2c(results):
+    exp = experiment(results, "c2c")
+    matrix = exp.get("matrix_ns")
+    cpus = exp.get("allowed_cpus")
+    if not matrix or not cpus or len(cpus) < 2:
+        raise Skip("c2c measured fewer than two CPUs")
+    n = len(cpus)
+    values = [[math.nan if v is None else v for v in row] for row in matrix]
+    fig, (ax,) = new_figure()
+    fig.set_size_inches(6.5, 5.5)
+    # From 0: a few ns of noise between pairs should not look like topology.
+    finite = [v for row in values for v in row if not math.isnan(v)]
+    image = ax.imshow(values, cmap="viridis", vmin=0, vmax=max(finite) if finite else None)
+    fig.colorbar(image, ax=ax, label="one-way latency (ns)")
+    ticks = range(n)
+    ax.set_xticks(ticks)
+    ax.set_yticks(ticks)
+    ax.set_xticklabels(cpus)
+    ax.set_yticklabels(cpus)
+    ax.set_xlabel("CPU (responder)")
+    ax.set_ylabel("CPU (initiator)")
+    if n <= 16:
+        for i in ticks:
+            for j in ticks:
+                if not math.isnan(values[i][j]):
+                    ax.text(j, i, f"{values[i][j]:.0f}", ha="center", va="center", color="w", fontsize=8)
+    title = "Core-to-core latency (ns, one way)"
+    ax.set_title(title)
+    return fig, title, ("Median one-way latency of a cache-line ping-pong between each pair of allowed "
+                        "CPUs. SMT siblings and CPUs sharing a cache show as darker cells.")
+
+
+def published_ring(results, threads):
+    """The article's ns per hop for this thread count: {flag: ns}."""
+    try:
+        pub = experiment(results, "ring").get("published") or {}
+    except Skip:
+        return {}
+    columns = pub.get("columns", [])
+    for row in pub.get("ns_per_hop", []):
+        if row and row[0] == threads:
+            names = {"condvar": "condvar", "atomic_seq_cst": "seq_cst", "release": "release"}
+            return {names[c]: v for c, v in zip(columns[1:], row[1:]) if c in names}
+    return {}
+
+
+def plot_ring(results, threads):
+    exp = experiment(results, "ring")
+    wall = rows(exp, "ns_per_hop", threads=threads)
+    if not wall:
+        raise Skip(f"no ring rows at {threads} threads")
+    flags = ordered(r["variant"] for r in wall)
+    cpu = {r["variant"]: r for r in rows(exp, "cpu_ns_per_hop", threads=threads)}
+    fig, (ax,) = new_figure()
+    grouped_bars(ax, flags, ["wall ns per hop", "CPU ns per hop"],
+                 lambda f, s: next((r for r in wall if r["variant"] == f), None)
+                 if s == "wall ns per hop" else cpu.get(f), log=True)
+    article = published_ring(results, threads)
+    xs = [flags.index(f) for f in article if f in flags]
+    if xs:
+        ax.scatter(xs, [article[flags[x]] for x in xs], marker="D", color="k", zorder=3,
+                   label="article (i7-4771), ns per hop")
+    stopped = [flags.index(r["variant"]) for r in wall if "stopped" in r.get("note", "")]
+    for x in stopped:
+        ax.annotate("stopped", (x, ax.get_ylim()[0]), ha="center", va="bottom", fontsize=7, color="firebrick")
+    ax.set_xlabel("flag")
+    ax.set_ylabel("ns per hop (log scale)")
+    allowed = len(exp.get("machine", {}).get("allowed_cpus", [])) or None
+    over = f", oversubscribed on {allowed} CPUs" if allowed and threads > allowed else ""
+    title = f"Token ring, {threads} threads{over}: latency per hop"
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    caption = ("Median wall time and process CPU time per hop for each flag (bars: median, whiskers: "
+               "min–max over repetitions); black diamonds are the article's figures.")
+    if over:
+        caption += (" With more threads than CPUs a spinning flag waits for the scheduler to run the "
+                    "token holder; runs marked 'stopped' hit the time limit.")
+    return fig, title, caption
+
+
+def plot_tasks(results):
+    exp = experiment(results, "tasks")
+    rs = rows(exp, "tasks_per_s")
+    pools = ordered(r["variant"] for r in rs if "threads" in r)
+    if not pools:
+        raise Skip("no pool rows in tasks")
+    fig, (ax,) = new_figure()
+    fig.set_size_inches(9, 5)
+    for v in pools:
+        pts = sorted((r["threads"], r["median"]) for r in rs if r["variant"] == v and "threads" in r)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=v)
+    for r in rs:
+        if "threads" not in r and r["variant"] != "sync":
+            ax.axhline(r["median"], linestyle=":", color="grey")
+            ax.text(ax.get_xlim()[0], r["median"], " " + r["variant"], fontsize=7, va="bottom", color="grey")
+    published = (exp.get("published") or {}).get("tasks_per_s", {})
+    for v, marker in (("article-pool", "x"), ("article-pool-future", "+")):
+        pts = published.get(v)
+        if isinstance(pts, dict):
+            xs = sorted(int(k) for k in pts)
+            ax.plot(xs, [pts[str(x)] for x in xs], linestyle="none", marker=marker, color="k", markersize=8,
+                    label=f"article: {v}")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("workers")
+    ax.set_ylabel("tasks per second (log scale)")
+    title = "Tiny tasks through thread pools: tasks/s per worker count"
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=2)
+    return fig, title, ("Throughput of one-atomic-increment tasks per pool and worker count (median). "
+                        "Dotted lines are the variants without workers (std::async, std::launch::deferred); "
+                        "black markers are the article's i7-8550U figures.")
+
+
+def plot_fib(results):
+    exp = experiment(results, "fib")
+    rs = rows(exp, "ms")
+    if not rs:
+        raise Skip("no fib timings")
+    labels = [r["variant"] + (f" ({r['threads']} thr)" if "threads" in r else "") +
+              (f", cutoff {r['cutoff']}" if r.get("cutoff") else "") for r in rs]
+    fig, (ax,) = new_figure()
+    ax.bar(range(len(rs)), [r["median"] for r in rs], yerr=error_bars(rs), capsize=3,
+           color=["tab:grey" if r["variant"] == "serial" else "tab:blue" for r in rs])
+    ax.set_xticks(range(len(rs)))
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_ylabel("time (ms)")
+    n = exp.get("params", {}).get("n", "?")
+    title = f"Recursive fork-join fib({n}): time per run"
+    ax.set_title(title)
+    return fig, title, ("Wall time of one fib(n) computation that spawns a task per call (median, "
+                        "min–max whiskers); the serial bar is the same recursion without spawns.")
+
+
+def plot_pfor(results):
+    exp = experiment(results, "pfor")
+    rs = rows(exp, "ms")
+    workloads = ordered(r.get("workload", "?") for r in rs)
+    if not rs:
+        raise Skip("no parallel_for timings")
+    fig, axes = new_figure(len(workloads))
+    for ax, w in zip(axes, workloads):
+        wr = [r for r in rs if r.get("workload", "?") == w]
+        ax.bar(range(len(wr)), [r["median"] for r in wr], yerr=error_bars(wr), capsize=3,
+               color=["tab:grey" if r["variant"] == "serial" else "tab:blue" for r in wr])
+        ax.set_xticks(range(len(wr)))
+        ax.set_xticklabels([r["variant"] + (f" ({r['threads']})" if "threads" in r else "") for r in wr],
+                           fontsize=8)
+        ax.set_ylabel("time (ms)")
+        ax.set_title(f"{w}: {wr[0].get('note', '')}", fontsize=9)
+    title = "parallel_for: time per workload"
+    fig.suptitle(title)
+    return fig, title, ("Wall time of each workload (median, min–max whiskers): many small loops of "
+                        "spinning items, and one big sum; threads in parentheses.")
+
+
+def plot_idle(results):
+    exp = experiment(results, "idle")
+    idle = {r["variant"]: r for r in rows(exp, "cpu_ms_idle_1s")}
+    tick = {r["variant"]: r for r in rows(exp, "cpu_ms_tick_2s")}
+    variants = ordered(list(idle) + list(tick))
+    if not variants:
+        raise Skip("no idle rows")
+    fig, (ax,) = new_figure()
+    series = ["idle, 1 s", "one task per ms, 2 s"]
+    grouped_bars(ax, variants, series, lambda v, s: (idle if s == series[0] else tick).get(v), log=True)
+    ax.set_xlabel("pool")
+    ax.set_ylabel("CPU time (ms, log scale)")
+    title = "CPU burnt by an idle pool and by a pool ticking once per ms"
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig, title, ("Process CPU time while the pool has nothing to do for 1 s, and while one tiny "
+                        "task arrives every millisecond for 2 s (median; baseline: no pool at all).")
+
+
+def plot_alloc_seconds(results):
+    exp = experiment(results, "alloc")
+    rs = rows(exp, "seconds")
+    if not rs:
+        raise Skip("no allocator timings")
+    variants = ordered(r["variant"] for r in rs)
+    threads = ordered(r["threads"] for r in rs)
+    fig, (ax,) = new_figure()
+    grouped_bars(ax, variants, [f"{t} thread{'s' if t > 1 else ''}" for t in threads],
+                 lambda v, s: next((r for r in rs if r["variant"] == v and r["threads"] == int(s.split()[0])),
+                                   None), log=True)
+    ax.set_xlabel("allocator")
+    ax.set_ylabel("time (s, log scale)")
+    title = "std::list push/pop benchmark: time per allocator"
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig, title, ("The article's list benchmark (each thread pushes and pops its own std::list); "
+                        "wall time of the whole run, median with min–max whiskers.")
+
+
+def plot_alloc_scalability(results):
+    exp = experiment(results, "alloc")
+    rs = [r for r in rows(exp, "scalability") if r.get("threads", 1) > 1]
+    if not rs:
+        raise Skip("no scalability rows (only one thread count measured)")
+    variants = ordered(r["variant"] for r in rs)
+    threads = ordered(r["threads"] for r in rs)
+    cpus = len(exp.get("machine", {}).get("allowed_cpus", [])) or 1
+    fig, (ax,) = new_figure()
+    grouped_bars(ax, variants, [f"{t} threads" for t in threads],
+                 lambda v, s: next((r for r in rs if r["variant"] == v and r["threads"] == int(s.split()[0])),
+                                   None))
+    for t in threads:
+        ax.axhline(1 / min(t, cpus), linestyle="--", color="grey", linewidth=1)
+    ax.axhline(1, linestyle=":", color="firebrick", linewidth=1)
+    ax.set_xlabel("allocator")
+    ax.set_ylabel("t(N) / t(1) / N")
+    title = "Allocator scalability t(N)/t(1)/N (lower is better)"
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig, title, (f"Every thread does the full work, so perfect scaling on {cpus} CPU(s) is 1/N "
+                        "(dashed); 1 (dotted) means the threads ran one after the other; above 1 they "
+                        "slow each other down.")
+
+
+def plot_io(results):
+    exp = experiment(results, "io")
+    rs = rows(exp, "mb_per_s")
+    if not rs:
+        raise Skip("no file copy rows")
+    variants = ordered(r["variant"] for r in rs)
+    threads = ordered(r["threads"] for r in rs)
+    fig, (ax,) = new_figure()
+    fig.set_size_inches(9, 4.5)
+    grouped_bars(ax, variants, [f"{t} concurrent" for t in threads],
+                 lambda v, s: next((r for r in rs if r["variant"] == v and r["threads"] == int(s.split()[0])),
+                                   None), log=True)
+    ax.set_xlabel("copy method")
+    ax.set_ylabel("MB/s (log scale)")
+    ax.tick_params(axis="x", labelsize=8)
+    title = "File copy throughput: byte by byte and by blocks"
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig, title, ("Aggregate MB/s (10^6 bytes) of concurrent copies of page-cached files: fgetc, "
+                        "getc_unlocked, iostream and weft-bytes copy a byte at a time; the others by blocks.")
+
+
+def plot_smt(results):
+    exp = experiment(results, "smt")
+    all_rows = [r for r in exp.get("results", []) if r.get("metric") == "slowdown"]
+    if not all_rows:
+        raise Skip("no SMT slowdown rows")
+    variants = ordered(r["variant"] for r in all_rows)
+    workloads = ordered(r.get("workload", "?") for r in all_rows)
+    measured = rows(exp, "slowdown")
+    fig, (ax,) = new_figure()
+    grouped_bars(ax, variants, workloads,
+                 lambda v, w: next((r for r in measured if r["variant"] == v and r.get("workload") == w), None))
+    for i, v in enumerate(variants):
+        if not any(r["variant"] == v for r in measured):
+            ax.text(i, 0.05, "not measured\n(no SMT siblings)", ha="center", va="bottom", fontsize=7)
+    if "smt-siblings" in variants:
+        ax.scatter([variants.index("smt-siblings")], [1.75], marker="D", color="k", zorder=3,
+                   label="article: sin on siblings, >1.75x")
+    ax.axhline(1, linestyle=":", color="grey")
+    ax.set_xlabel("placement of the two threads")
+    ax.set_ylabel("slowdown vs one thread (x)")
+    title = "Two threads on two cores, on SMT siblings, on one CPU: slowdown"
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig, title, ("Time per thread relative to one thread alone (1 = no slowdown), for the "
+                        "memory-bound plain sum and the execution-bound sin sum.")
+
+
+def plot_spin(results):
+    exp = experiment(results, "spin")
+    wall = rows(exp, "wall_ms")
+    cpu = rows(exp, "cpu_s")
+    if not wall or not cpu:
+        raise Skip("no spin rows")
+    granularities = ordered(r.get("granularity", "?") for r in wall)
+    variants = ordered(r["variant"] for r in wall)
+    threads = ordered(r.get("threads") for r in wall)
+    markers = "os^Dvx*P"
+    fig, axes = new_figure(len(granularities))
+    for ax, g in zip(axes, granularities):
+        for vi, v in enumerate(variants):
+            for ti, t in enumerate(threads):
+                w = next((r for r in wall if r["variant"] == v and r.get("threads") == t
+                          and r.get("granularity") == g), None)
+                c = next((r for r in cpu if r["variant"] == v and r.get("threads") == t
+                          and r.get("granularity") == g), None)
+                if w and c:
+                    ax.scatter(w["median"], c["median"], marker=markers[ti % len(markers)],
+                               color=f"C{vi}", label=f"{v}, {t} thr" if g == granularities[0] else None)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("wall time (ms, log)")
+        ax.set_title(g, fontsize=9)
+    axes[0].set_ylabel("CPU time (s, log)")
+    title = "Lock waiters: wall time vs CPU seconds per waiting strategy"
+    fig.suptitle(title)
+    fig.legend(fontsize=6, loc="lower center", ncol=min(6, len(variants) * len(threads)))
+    fig.subplots_adjust(bottom=0.3, top=0.85, wspace=0.3)
+    return fig, title, ("Each point is one waiting strategy at one thread count (marker shape); "
+                        "lower-left is better: less waiting and less CPU burnt. One panel per work "
+                        "granularity.")
+
+
+def figures(results):
+    """(file name, section, what it needs, draw function) for every figure."""
+    out = [("c2c_heatmap.png", "000", "Core-to-core latency", lambda: plot_c2c(results))]
+    ring_threads = []
+    try:
+        ring_threads = ordered(r.get("threads") for r in experiment(results, "ring").get("results", [])
+                               if r.get("threads"))
+    except Skip:
+        pass
+    for t in ring_threads or [2, 3]:
+        out.append((f"ring_{t}_threads.png", "000", f"Token ring, {t} threads", lambda t=t: plot_ring(results, t)))
+    out += [
+        ("tasks_per_s.png", "001", "Tasks per second", lambda: plot_tasks(results)),
+        ("smt_slowdown.png", "002", "SMT slowdowns", lambda: plot_smt(results)),
+        ("alloc_seconds.png", "003", "Allocator time", lambda: plot_alloc_seconds(results)),
+        ("alloc_scalability.png", "003", "Allocator scalability", lambda: plot_alloc_scalability(results)),
+        ("io_mb_per_s.png", "003", "File copy MB/s", lambda: plot_io(results)),
+        ("spin_wall_vs_cpu.png", "004", "Spin wall vs CPU", lambda: plot_spin(results)),
+        ("fib_ms.png", "weft", "fib", lambda: plot_fib(results)),
+        ("pfor_ms.png", "weft", "parallel_for", lambda: plot_pfor(results)),
+        ("idle_cpu.png", "weft", "Idle CPU", lambda: plot_idle(results)),
+    ]
+    return out
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: plot.py RESULTS_JSON OUT_DIR", file=sys.stderr)
+        return 2
+    try:
+        with open(argv[1], encoding="utf-8") as f:
+            results = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"cannot read {argv[1]}: {e}", file=sys.stderr)
+        return 2
+    out_dir = argv[2]
+    manifest = {"drawn": [], "skipped": []}
+    for name, section, what, draw in figures(results):
+        try:
+            fig, title, caption = draw()
+        except Skip as e:
+            manifest["skipped"].append({"file": name, "title": what, "section": section, "reason": str(e)})
+            continue
+        except Exception as e:  # a malformed row must not cost the other figures
+            manifest["skipped"].append({"file": name, "title": what, "section": section,
+                                        "reason": f"{type(e).__name__}: {e}"})
+            plt.close("all")
+            continue
+        fig.savefig(os.path.join(out_dir, name), dpi=DPI, bbox_inches="tight")
+        plt.close(fig)
+        manifest["drawn"].append({"file": name, "title": title, "caption": caption, "section": section})
+    with open(os.path.join(out_dir, "plots.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
