@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <string>
+#include <system_error>
 #include <stdexcept>
 #include <utility>
 
@@ -48,6 +51,8 @@ Reader::Reader(const std::filesystem::path& path, std::size_t buffer_size)
   if (S_ISREG(st.st_mode)) {
     // A hint for the kernel's readahead; failure changes nothing.
     (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+    size_at_open_ = static_cast<std::uint64_t>(st.st_size);
+    check_shrink_ = true;
   }
 }
 
@@ -61,7 +66,10 @@ Reader::Reader(Reader&& other) noexcept
       capacity_(std::exchange(other.capacity_, 0)),
       pos_(std::exchange(other.pos_, nullptr)),
       end_(std::exchange(other.end_, nullptr)),
-      fd_(std::exchange(other.fd_, -1)) {}
+      fd_(std::exchange(other.fd_, -1)),
+      bytes_read_(std::exchange(other.bytes_read_, 0)),
+      size_at_open_(std::exchange(other.size_at_open_, 0)),
+      check_shrink_(std::exchange(other.check_shrink_, false)) {}
 
 Reader& Reader::operator=(Reader&& other) noexcept {
   if (this != &other) {
@@ -72,6 +80,9 @@ Reader& Reader::operator=(Reader&& other) noexcept {
     pos_ = std::exchange(other.pos_, nullptr);
     end_ = std::exchange(other.end_, nullptr);
     fd_ = std::exchange(other.fd_, -1);
+    bytes_read_ = std::exchange(other.bytes_read_, 0);
+    size_at_open_ = std::exchange(other.size_at_open_, 0);
+    check_shrink_ = std::exchange(other.check_shrink_, false);
   }
   return *this;
 }
@@ -95,11 +106,28 @@ std::span<const std::byte> Reader::refill() {
   for (;;) {
     const ssize_t n = ::read(fd_, buf, capacity_);
     if (n >= 0) {
+      if (n == 0) check_eof();
+      bytes_read_ += static_cast<std::uint64_t>(n);
       end_ = buf + n;
       return {pos_, end_};
     }
     if (errno != EINTR) detail::io_throw(errno, kWho, "read", name_);
   }
+}
+
+void Reader::check_eof() {
+  if (!check_shrink_ || bytes_read_ >= size_at_open_) return;
+  struct stat st{};
+  if (::fstat(fd_, &st) != 0) detail::io_throw(errno, kWho, "stat", name_);
+  if (static_cast<std::uint64_t>(st.st_size) >= size_at_open_) {
+    // Not truncated: a pseudo file whose size is not its length (sysfs).
+    // Its end is where read(2) says; stop asking.
+    check_shrink_ = false;
+    return;
+  }
+  throw std::system_error(EIO, std::generic_category(),
+                          "weft::Reader: '" + name_ + "' shrank while being read: got " +
+                              std::to_string(bytes_read_) + " of " + std::to_string(size_at_open_) + " bytes");
 }
 
 int Reader::underflow_get() {
@@ -125,7 +153,11 @@ std::size_t Reader::read(std::span<std::byte> out) {
         if (errno == EINTR) continue;
         detail::io_throw(errno, kWho, "read", name_);
       }
-      if (n == 0) break;
+      if (n == 0) {
+        check_eof();
+        break;
+      }
+      bytes_read_ += static_cast<std::uint64_t>(n);
       done += static_cast<std::size_t>(n);
       continue;
     }

@@ -77,7 +77,8 @@ Writer::Writer(Writer&& other) noexcept
       pos_(std::exchange(other.pos_, nullptr)),
       end_(std::exchange(other.end_, nullptr)),
       fd_(std::exchange(other.fd_, -1)),
-      error_(std::exchange(other.error_, 0)) {}
+      error_(std::exchange(other.error_, 0)),
+      written_(std::exchange(other.written_, 0)) {}
 
 Writer& Writer::operator=(Writer&& other) noexcept {
   if (this != &other) {
@@ -89,6 +90,7 @@ Writer& Writer::operator=(Writer&& other) noexcept {
     end_ = std::exchange(other.end_, nullptr);
     fd_ = std::exchange(other.fd_, -1);
     error_ = std::exchange(other.error_, 0);
+    written_ = std::exchange(other.written_, 0);
   }
   return *this;
 }
@@ -113,6 +115,7 @@ void Writer::write_all(const std::byte* data, std::size_t size) {
     }
     data += n;
     size -= static_cast<std::size_t>(n);
+    written_ += static_cast<std::uint64_t>(n);
   }
 }
 

@@ -20,10 +20,31 @@
 // names the path (or the name given to adopt()), e.g.
 //   "weft::Reader: cannot open '/no/such' (errno 2): No such file or directory".
 // Opening a directory fails at open with EISDIR.
+//
+// Files that change while being read. A Reader opened by path on a regular
+// file records the file's size at open. If it then meets end of file having
+// read fewer bytes than that, someone truncated the file under it, and
+// whatever it hands on (a copy, a checksum) would be silently short; so it
+// throws std::system_error (code EIO) instead, e.g.
+//   "weft::Reader: '/tmp/x' shrank while being read: got 4096 of 1048576
+//    bytes: Input/output error"
+// and throws it again at every later attempt to read past the end. Before
+// throwing it checks (fstat) that the file is now smaller than at open:
+// pseudo files whose size lies (sysfs says 4096 for a 4-byte file, /proc
+// says 0) are read to their real end without complaint.
+// - A file that grows is read until read(2) returns 0, so bytes appended
+//   before that are delivered too; the size at open is only a floor.
+// - A file unlinked, or replaced by a rename, after open is still read
+//   whole: the Reader holds the original inode, which lives until it closes.
+// - To read a file that may legitimately shrink (a log truncated by
+//   rotation), open it yourself and adopt() the descriptor: adopted
+//   descriptors are not checked, since the Reader does not know where their
+//   offset started or what the caller expects of them.
 #pragma once
 
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -138,6 +159,9 @@ class Reader {
   // empty at end of file. Out of line and by value so cursors stay local.
   std::span<const std::byte> refill();
   int underflow_get();
+  // read(2) returned 0: throws if the file shrank below its size at open.
+  void check_eof();
+
 
   std::string name_;
   std::unique_ptr<std::byte[]> buffer_;
@@ -145,6 +169,9 @@ class Reader {
   const std::byte* pos_ = nullptr;  // next unread byte
   const std::byte* end_ = nullptr;  // end of the bytes read into the buffer
   int fd_ = -1;
+  std::uint64_t bytes_read_ = 0;     // returned by read(2) since open
+  std::uint64_t size_at_open_ = 0;   // the floor check_eof() enforces
+  bool check_shrink_ = false;        // opened by path on a regular file
 };
 
 }  // namespace weft

@@ -14,6 +14,17 @@
 // every later flush(), close() or write that reaches the file throws the
 // same error again.
 //
+// Nothing is lost silently: the first write(2) that fails throws (a full
+// disk: ENOSPC, from the write, flush or close that hands the bytes over),
+// and written() then says exactly how many bytes reached the file, partial
+// writes included, so a caller can tell what survived.
+//
+// FIFOs and pipes: create() on a FIFO blocks until a reader opens the other
+// end, as fopen() does; a writer that must not wait opens it itself with
+// O_NONBLOCK (which fails with ENXIO while there is no reader) and adopts the
+// descriptor. Writing to a pipe whose reader has gone raises SIGPIPE, which
+// kills the process unless it is ignored; ignored, the write throws EPIPE.
+//
 // Errors at destruction. close() flushes, closes and throws on any failure:
 // call it when the data matters. The destructor flushes and closes too but
 // must not throw, so a failure it meets (one not already thrown to the
@@ -24,6 +35,7 @@
 
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -68,6 +80,9 @@ class Writer {
   [[nodiscard]] std::size_t buffer_size() const noexcept { return capacity_; }
   // Bytes buffered and not yet handed to the kernel.
   [[nodiscard]] std::size_t pending() const noexcept { return static_cast<std::size_t>(pos_ - buffer_.get()); }
+  // Bytes this Writer has handed to the kernel (write(2) accepted them).
+  // After a failure: exactly the bytes that reached the file.
+  [[nodiscard]] std::uint64_t written() const noexcept { return written_; }
 
   void put(std::byte b) {
     if (pos_ == end_) [[unlikely]] overflow();
@@ -143,6 +158,7 @@ class Writer {
   std::byte* end_ = nullptr;  // end of the buffer
   int fd_ = -1;
   int error_ = 0;  // errno of the first failed write; sticky
+  std::uint64_t written_ = 0;
 };
 
 }  // namespace weft
