@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <limits>
 
 #include "weft/topo/topology.hpp"
 
@@ -91,6 +93,14 @@ void emit(const xp::Result& r, const Common& common, const std::string& title,
   if (extra) extra();
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
   std::fflush(stdout);
+}
+
+bool validate_only() {
+  static const bool on = [] {
+    const char* v = std::getenv("WEFT_VALIDATE_ONLY");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return on;
 }
 
 std::int64_t positive64(const std::string& what, long long value, long long max) {

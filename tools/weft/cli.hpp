@@ -51,6 +51,11 @@ struct Register {
   explicit Register(Subcommand s) { registry().push_back(std::move(s)); }
 };
 
+// True when WEFT_VALIDATE_ONLY=1 (read once): subcommands parse and validate
+// their options, then return (exit 0) without running anything, so that
+// tests can throw thousands of argument vectors at the parser cheaply.
+bool validate_only();
+
 // Validators shared by the subcommands.
 int positive(const std::string& what, long long value, long long max);
 // The same for options whose bound exceeds an int.

@@ -148,6 +148,7 @@ const Register reg{{
           return;
         }
         const xp::AllocParams p = to_params(*o);
+        if (validate_only()) return;
         const xp::Result r = xp::run_alloc(p);
         emit(r, o->common, kTitle, [&] { print_published(r); });
       });

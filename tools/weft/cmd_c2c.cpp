@@ -87,6 +87,7 @@ const Register reg{{
                                            c, allowed.to_string()));
           p.cpus = want.to_vector();
         }
+        if (validate_only()) return;
         const xp::Result r = xp::run_c2c(p);
         emit(r, o->common, "Core-to-core latency: two pinned threads bounce one cache line",
              [&] { print_matrix(r); });

@@ -80,6 +80,7 @@ const Register reg{{
       sub->add_flag("--json", o->common.json, "Print one JSON object");
       sub->callback([o] {
         const xp::FibParams p = to_params(*o);
+        if (validate_only()) return;
         const xp::Result r = xp::run_fib(p);
         emit(r, o->common, title(p.n), [&] { print_compare(r); });
       });

@@ -66,6 +66,7 @@ const Register reg{{
           if (xp::run_idle_child(o->child) != 0) throw std::runtime_error("idle: writing the measurement failed");
           return;
         }
+        if (validate_only()) { (void)to_params(*o); return; }
         const xp::Result r = xp::run_idle(to_params(*o));
         emit(r, o->common, kTitle, [&] { print_above_baseline(r); });
       });

@@ -118,6 +118,7 @@ const Register reg{{
       sub->add_flag("--json", o->common.json, "Print one JSON object");
       sub->callback([o] {
         const xp::IoParams p = to_params(*o);
+        if (validate_only()) return;
         const xp::Result r = xp::run_io(p);
         emit(r, o->common, kTitle, [&] { print_published(r); });
       });

@@ -72,6 +72,7 @@ const Register reg{{
       sub->add_flag("--json", o->common.json, "Print one JSON object");
       sub->callback([o] {
         const xp::RingParams p = to_params(*o);
+        if (validate_only()) return;
         const xp::Result r = xp::run_ring(p);
         emit(r, o->common, fmt::format("Token ring, {} threads: ns per hop (wall) and CPU ns per hop", p.threads),
              [&] { print_published(r); });

@@ -94,6 +94,7 @@ const Register reg{{
       sub->add_flag("--json", o->common.json, "Print one JSON object");
       sub->callback([o] {
         const xp::SmtParams p = to_params(*o);
+        if (validate_only()) return;
         const xp::Result r = xp::run_smt(p);
         emit(o->common.json ? r : for_display(r), o->common, kTitle, [&] { print_published(r); });
       });

@@ -164,6 +164,7 @@ const Register reg{{
       sub->add_flag("--json", o->common.json, "Print one JSON object");
       sub->callback([o] {
         const xp::SpinParams p = to_params(*o);
+        if (validate_only()) return;
         const xp::Result r = xp::run_spin(p);
         emit(o->common.json ? r : for_display(r), o->common, kTitle, [&] { print_published(r); });
       });

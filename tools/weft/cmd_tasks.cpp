@@ -100,6 +100,7 @@ const Register reg{{
       sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across variants (default 5)");
       sub->add_flag("--json", o->common.json, "Print one JSON object");
       sub->callback([o] {
+        if (validate_only()) { (void)to_params(*o); return; }
         const xp::Result r = xp::run_tasks(to_params(*o));
         emit(r, o->common, kTitle, [&] { print_published(r); });
       });

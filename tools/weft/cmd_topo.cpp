@@ -127,6 +127,7 @@ const Register reg{{
       sub->add_flag("--calibrate", o->calibrate,
                     "Also measure park+wake latency here and the spin budget it implies (a few ms)");
       sub->callback([o] {
+        if (validate_only()) return;
         const Topology& t = Topology::instance();
         std::optional<Calibration> cal;
         if (o->calibrate) cal = calibrate(400);

@@ -1,0 +1,336 @@
+// Argument fuzzing: thousands of random argument vectors, built from every
+// subcommand, every option and a pile of hostile values, go to the weft
+// binary with WEFT_VALIDATE_ONLY=1 (parse and validate, run nothing). Every
+// run must end in exit 0 or exit 2 with "weft: error: ..." on stderr: never a
+// signal, another status, or a hang.
+//
+// The seed is printed; WEFT_FUZZ_SEED=<n> reproduces a run, and
+// WEFT_FUZZ_VECTORS=<n> overrides how many vectors run.
+//
+// `weft report` is left out: it has no validate-only mode (every other
+// subcommand returns after validating; report would run every experiment),
+// so it only ever gets --help.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// Every run starts a sanitized process: ~10x the cost of a release one.
+constexpr int kDefaultVectors = 300;
+#else
+constexpr int kDefaultVectors = 3000;
+#endif
+constexpr auto kHangTimeout = std::chrono::seconds(10);
+
+struct Subcommand {
+  const char* name;
+  std::vector<const char*> options;
+};
+
+// Read off tools/weft/cmd_*.cpp. Internal options (--internal-child) are left
+// out: only weft itself passes them, and a valid spec runs a measurement.
+const std::vector<Subcommand>& subcommands() {
+  static const std::vector<Subcommand> s = {
+      {"topo", {"--json", "--calibrate"}},
+      {"ring", {"--threads", "-t", "--flag", "-f", "--hops", "--reps", "-r", "--placement", "--time-limit", "--json"}},
+      {"c2c", {"--cpus", "--round-trips", "--samples", "--json"}},
+      {"tasks", {"--tasks", "-n", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
+      {"fib", {"--n", "--cutoff", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
+      {"pfor",
+       {"--rounds", "--items", "--work-ns", "--sum-n", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
+      {"idle", {"--seconds", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
+      {"alloc", {"--rounds", "--size", "--threads", "-t", "--reps", "-r", "--pc-objects", "--json"}},
+      {"io", {"--size-mb", "--threads", "-t", "--reps", "-r", "--tmpdir", "--json"}},
+      {"smt", {"--size", "-n", "--reps", "-r", "--json"}},
+      {"spin",
+       {"--variant", "-v", "--threads", "-t", "--granularity", "-g", "--work-ms", "--reps", "-r", "--time-limit",
+        "--json"}},
+  };
+  return s;
+}
+
+// Values: plausible ones (so that runs get past the first check) and junk.
+std::vector<std::string> values() {
+  std::vector<std::string> v = {
+      "0", "1", "2", "3", "4", "8", "16", "256", "257", "1000", "-1", "-0", "+1", "2147483647", "2147483648",
+      "-2147483649", "9223372036854775807", "9223372036854775808", "99999999999999999999", "1e309", "-1e309",
+      "1e-320", "nan", "inf", "-inf", "0.5", "0.0", "1.5", "3600", "3601", "1e12", "0x10", "010", "1_000", " 1",
+      "1 ", "abc", "1,2,,3", ",", ",,", "0-", "-0-1", "5-2", "0-1", "0-1023", "0-1024", "1,2", "2,1,2", "1-",
+      "all", "none", "compact", "spread", "one_per_core", "release", "seq_cst", "condvar", "pause", "atomic_wait",
+      "futex", "weft", "serial", "tbb", "std_async", "glibc", "busy", "yield", "sleep", "fine", "coarse", "/",
+      "/tmp", "/nonexistent", "/dev/null", "/proc/self", ".", "..", "", "-", "--", "--=", "-x", "=", "==",
+      "\xc3\xb1", "\xe2\x80\x94", "\xf0\x9f\x98\x80", "\xff\xfe", "\xc3", "\x01", "\t", "\n", "\x1b[31m", "\x7f",
+      "%s%s%n", "{}", "{0}", "\\", "'", "\"", "$(true)",
+  };
+  v.push_back(std::string(300, '9'));
+  v.push_back(std::string(20000, 'a'));
+  v.push_back("1," + std::string(5000, ','));
+  std::string many;
+  for (int i = 0; i < 2000; ++i) many += std::to_string(i % 300) + ",";
+  v.push_back(many);
+  return v;
+}
+
+const std::vector<std::string> kJunk = {"",   "-",  "--", "--=", "-x",  "-",       "---json", "--json=1",
+                                        "-rr", "-r2", "--reps=", "--help", "-h", "--version", "report", "--=1"};
+
+class Generator {
+ public:
+  explicit Generator(std::uint64_t seed) : rng_(seed), values_(values()) {}
+
+  std::vector<std::string> next() {
+    std::vector<std::string> args;
+    const auto& subs = subcommands();
+    const Subcommand* sub = nullptr;
+    const unsigned start = pick(100);
+    if (start < 3) {
+      // Root-level junk, or nothing at all.
+      for (unsigned i = pick(3); i > 0; --i) args.push_back(any_value());
+      if (!args.empty() && args[0] == "report") args.push_back("--help");
+      return args;
+    }
+    if (start < 5) return {"report", "--help"};
+    sub = &subs[pick(subs.size())];
+    args.emplace_back(sub->name);
+    for (unsigned i = pick(7); i > 0; --i) {
+      const unsigned kind = pick(100);
+      if (kind < 45) {
+        args.emplace_back(own_option(*sub));
+        args.push_back(any_value());
+      } else if (kind < 60) {
+        args.push_back(std::string(own_option(*sub)) + "=" + any_value());
+      } else if (kind < 70) {
+        args.emplace_back(own_option(*sub));
+      } else if (kind < 80) {
+        // Another subcommand's option, or a second subcommand.
+        const Subcommand& other = subs[pick(subs.size())];
+        args.emplace_back(pick(4) == 0 ? other.name : own_option(other));
+        if (pick(2) == 0) args.push_back(any_value());
+      } else if (kind < 90) {
+        args.push_back(any_value());
+      } else {
+        std::string j = kJunk[pick(kJunk.size())];
+        // `report` is never run for real (see the top of the file).
+        if (j == "report") j = "--report";
+        args.push_back(j);
+      }
+    }
+    return args;
+  }
+
+ private:
+  unsigned pick(std::size_t n) { return static_cast<unsigned>(std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_)); }
+  const char* own_option(const Subcommand& s) { return s.options[pick(s.options.size())]; }
+  std::string any_value() {
+    std::string v = values_[pick(values_.size())];
+    if (v == "report") v = "--report";
+    return v;
+  }
+
+  std::mt19937_64 rng_;
+  std::vector<std::string> values_;
+};
+
+struct Outcome {
+  bool exited = false;
+  int status = -1;  // exit status, or the signal number when !exited
+  bool hung = false;
+  std::string out;
+  std::string err;
+};
+
+// Runs weft with `args` (no shell) and WEFT_VALIDATE_ONLY=1; kills it after
+// kHangTimeout.
+Outcome run_weft(const std::vector<std::string>& args, char* const* envp) {
+  Outcome o;
+  int out_pipe[2];
+  int err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2: " << std::strerror(errno);
+    return o;
+  }
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(WEFT_CLI_PATH));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ADD_FAILURE() << "fork: " << std::strerror(errno);
+    return o;
+  }
+  if (pid == 0) {
+    ::dup2(out_pipe[1], STDOUT_FILENO);
+    ::dup2(err_pipe[1], STDERR_FILENO);
+    ::execve(WEFT_CLI_PATH, argv.data(), envp);
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  const auto deadline = std::chrono::steady_clock::now() + kHangTimeout;
+  std::array<pollfd, 2> fds = {{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
+  std::string* sinks[2] = {&o.out, &o.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      o.hung = true;
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    const int r = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
+    if (r < 0 && errno != EINTR) {
+      ADD_FAILURE() << "poll: " << std::strerror(errno);
+      ::kill(pid, SIGKILL);
+      break;
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      std::array<char, 4096> buf;
+      const ssize_t n = ::read(fds[i].fd, buf.data(), buf.size());
+      if (n > 0) {
+        sinks[i]->append(buf.data(), static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) ::close(f.fd);
+  // Both pipes are closed (or the child was killed): it has exited or will
+  // at once, so this wait cannot hang.
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(st)) {
+    o.exited = true;
+    o.status = WEXITSTATUS(st);
+  } else if (WIFSIGNALED(st)) {
+    o.status = WTERMSIG(st);
+  }
+  return o;
+}
+
+// The vector as a C-quoted list, so a failure can be pasted back.
+std::string quote(const std::vector<std::string>& args) {
+  std::string s = "weft";
+  for (const auto& a : args) {
+    s += " \"";
+    std::size_t shown = 0;
+    for (const char c : a) {
+      if (++shown > 80) {
+        s += "...(" + std::to_string(a.size()) + " bytes)";
+        break;
+      }
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", u);
+        s += hex;
+      } else {
+        s += c;
+      }
+    }
+    s += '"';
+  }
+  return s;
+}
+
+bool has_line_starting(const std::string& text, const std::string& prefix) {
+  for (std::size_t at = 0; at < text.size();) {
+    if (text.compare(at, prefix.size(), prefix) == 0) return true;
+    const std::size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return false;
+}
+
+std::uint64_t env_number(const char* name, std::uint64_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (*end != '\0') {
+    ADD_FAILURE() << name << "='" << v << "' is not a number; using " << fallback;
+    return fallback;
+  }
+  return n;
+}
+
+TEST(CliFuzz, EveryArgumentVectorEndsInExitZeroOrTwo) {
+  const std::uint64_t seed = env_number("WEFT_FUZZ_SEED", std::random_device{}());
+  const std::uint64_t count = env_number("WEFT_FUZZ_VECTORS", kDefaultVectors);
+  std::printf("fuzz seed %llu (WEFT_FUZZ_SEED=%llu reproduces), %llu vectors\n",
+              static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed),
+              static_cast<unsigned long long>(count));
+  std::fflush(stdout);
+
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "WEFT_VALIDATE_ONLY=", 19) != 0) env_storage.emplace_back(*e);
+  env_storage.emplace_back("WEFT_VALIDATE_ONLY=1");
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  Generator gen(seed);
+  std::uint64_t zero = 0, two = 0, failures = 0;
+  constexpr std::uint64_t kMaxReported = 20;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const std::vector<std::string> args = gen.next();
+    const Outcome o = run_weft(args, envp.data());
+    std::string problem;
+    if (o.hung) {
+      problem = "hang: killed after " + std::to_string(kHangTimeout.count()) + " s";
+    } else if (!o.exited) {
+      problem = "killed by signal " + std::to_string(o.status) + " (" + strsignal(o.status) + ")";
+    } else if (o.status == 0) {
+      ++zero;
+      if (o.out.find("error") != std::string::npos || o.err.find("error") != std::string::npos)
+        problem = "exit 0 but the output mentions an error";
+    } else if (o.status == 2) {
+      ++two;
+      if (!has_line_starting(o.err, "weft: error:")) problem = "exit 2 without a 'weft: error:' line on stderr";
+    } else {
+      problem = "exit status " + std::to_string(o.status) + " (expected 0 or 2)";
+    }
+    if (!problem.empty()) {
+      ++failures;
+      if (failures <= kMaxReported) {
+        ADD_FAILURE() << "vector " << i << " (seed " << seed << "): " << quote(args) << "\n  " << problem
+                      << "\n  stderr: " << o.err.substr(0, 2000) << "\n  stdout: " << o.out.substr(0, 500);
+      }
+    }
+  }
+  std::printf("ran %llu vectors: %llu exited 0, %llu exited 2, %llu failed\n",
+              static_cast<unsigned long long>(count), static_cast<unsigned long long>(zero),
+              static_cast<unsigned long long>(two), static_cast<unsigned long long>(failures));
+  EXPECT_EQ(failures, 0U) << "seed " << seed;
+  // A generator that never got past the parser would test little.
+  if (count >= 100) {
+    EXPECT_GT(zero, 0U);
+    EXPECT_GT(two, 0U);
+  }
+}
+
+}  // namespace
