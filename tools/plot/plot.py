@@ -382,11 +382,9 @@ def plot_spin(results):
                 if w and c:
                     ax.scatter(w["median"], c["median"], marker=markers[ti % len(markers)],
                                color=f"C{vi}", label=f"{v}, {t} thr" if g == granularities[0] else None)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("wall time (ms, log)")
+        ax.set_xlabel("wall time (ms)")
         ax.set_title(g, fontsize=9)
-    axes[0].set_ylabel("CPU time (s, log)")
+    axes[0].set_ylabel("CPU time (s)")
     title = "Lock waiters: wall time vs CPU seconds per waiting strategy"
     fig.suptitle(title)
     fig.legend(fontsize=6, loc="lower center", ncol=min(6, len(variants) * len(threads)))

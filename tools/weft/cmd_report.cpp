@@ -52,7 +52,7 @@ constexpr Known kKnown[] = {
     {"fib", {0.5, 1, 1}},       {"pfor", {0.5, 1.5, 1.5}}, {"idle", {4, 15, 15}},
 };
 constexpr double kUnknownSeconds = 10;
-constexpr double kPlotSeconds = 6;
+constexpr double kPlotSeconds = 4;
 
 struct ReportOptions {
   bool quick = false;
@@ -94,6 +94,7 @@ class Progress {
   void begin(std::size_t step) {
     std::lock_guard lock(mutex_);
     current_ = step;
+    hidden_ = false;
     step_start_ = std::chrono::steady_clock::now();
     if (!tty_) fmt::print(stderr, "{}\n", line_locked());
     else draw_locked();
@@ -102,6 +103,16 @@ class Progress {
     std::lock_guard lock(mutex_);
     done_actual_ += seconds;
     done_estimate_ += steps_[current_].second;
+  }
+  // Clears the line until the next begin(): the tables are about to be
+  // printed on stdout, which may be the same terminal.
+  void hide() {
+    std::lock_guard lock(mutex_);
+    hidden_ = true;
+    if (tty_) {
+      fmt::print(stderr, "\r\x1b[K");
+      std::fflush(stderr);
+    }
   }
   void stop() {
     {
@@ -139,7 +150,7 @@ class Progress {
       // Once a second: often enough to look alive, rare enough not to
       // disturb the measurements.
       wake_.wait_for(lock, std::chrono::seconds(1));
-      if (!stopped_) draw_locked();
+      if (!stopped_ && !hidden_) draw_locked();
     }
   }
 
@@ -148,6 +159,7 @@ class Progress {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopped_ = false;
+  bool hidden_ = false;
   std::size_t current_ = 0;
   std::chrono::steady_clock::time_point step_start_ = std::chrono::steady_clock::now();
   double done_actual_ = 0;
@@ -273,7 +285,7 @@ void print_tables(const std::string& name, const xp::Result& r) {
 // The ring at 2 threads (one per CPU on the reference machine) and at 3
 // (oversubscribed there: the case where spinning flags collapse), in one
 // result whose rows carry their thread count.
-xp::Result run_report_ring(Level level, bool print) {
+xp::Result run_report_ring(Level level, std::vector<xp::Result>& shown) {
   xp::RingParams two;
   two.threads = 2;
   two.reps = level == Level::quick ? 3 : level == Level::standard ? 5 : 9;
@@ -287,11 +299,9 @@ xp::Result run_report_ring(Level level, bool print) {
   }
   xp::Result r = xp::run_ring(two);
   xp::Result r3 = xp::run_ring(three);
-  // Printed apart: ring's own table code expects one thread count.
-  if (print) {
-    print_tables("ring", r);
-    print_tables("ring", r3);
-  }
+  // Shown apart: ring's own table code expects one thread count.
+  shown.push_back(r);
+  shown.push_back(r3);
   nlohmann::json by_threads;
   by_threads["2"] = r.params;
   by_threads["3"] = r3.params;
@@ -309,8 +319,9 @@ nlohmann::json run_topo() {
 }
 
 // One experiment's JSON object; failures become entries that say why, so
-// one broken experiment does not cost the report.
-nlohmann::json run_one(const std::string& name, Level level, bool print) {
+// one broken experiment does not cost the report. `shown` gets the results
+// to print as tables.
+nlohmann::json run_one(const std::string& name, Level level, std::vector<xp::Result>& shown) {
   const Subcommand* s = find_registered(name);
   if (s == nullptr)
     return {{"experiment", name}, {"built", false}, {"note", "not built yet"}, {"results", nlohmann::json::array()}};
@@ -318,10 +329,9 @@ nlohmann::json run_one(const std::string& name, Level level, bool print) {
     if (name == "topo") return run_topo();
     if (!s->run_default && name != "ring")
       return {{"experiment", name}, {"built", false}, {"note", "not built yet"}, {"results", nlohmann::json::array()}};
-    if (name == "ring") return xp::to_json(run_report_ring(level, print));
-    const xp::Result r = s->run_default(level == Level::quick);
-    if (print) print_tables(name, r);
-    return xp::to_json(r);
+    if (name == "ring") return xp::to_json(run_report_ring(level, shown));
+    shown.push_back(s->run_default(level == Level::quick));
+    return xp::to_json(shown.back());
   } catch (const std::exception& e) {
     return {{"experiment", name}, {"error", e.what()}, {"results", nlohmann::json::array()}};
   }
@@ -475,9 +485,14 @@ void run_report(const ReportOptions& o) {
   for (std::size_t i = 0; i + 2 < steps.size(); ++i) {
     progress.begin(i);
     const double start = since();
-    nlohmann::json e = run_one(steps[i].first, level, !o.json);
+    std::vector<xp::Result> shown;
+    nlohmann::json e = run_one(steps[i].first, level, shown);
     e["seconds"] = since() - start;
     progress.end(since() - start);
+    if (!o.json && !shown.empty()) {
+      progress.hide();
+      for (const auto& r : shown) print_tables(steps[i].first, r);
+    }
     all["experiments"].push_back(std::move(e));
   }
   progress.begin(steps.size() - 2);
