@@ -133,7 +133,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"ring --hops 99999999999999999", "--hops"},
                       BadInput{"ring --reps 0", "--reps"}, BadInput{"ring --placement diagonal", "diagonal"},
                       BadInput{"ring --bogus", "--bogus"}, BadInput{"c2c --cpus 4095", "4095"},
-                      BadInput{"c2c --cpus 0-x", "--cpus"}, BadInput{"c2c --samples 0", "--samples"}),
+                      BadInput{"c2c --cpus 0-x", "--cpus"}, BadInput{"c2c --samples 0", "--samples"}, BadInput{"c2c --cpus ' '", "no CPU"}),
     [](const ::testing::TestParamInfo<BadInput>& info) { return "case" + std::to_string(info.index); });
 
 TEST(Cli, HelpExitsZero) {

@@ -1,4 +1,4 @@
-// weft alloc — the global allocator as hidden synchronisation (article 003):
+// weft alloc — the global allocator as hidden synchronisation (Derevyago, the ders library):
 // the article's list benchmark and a producer/consumer run per allocator.
 #include <fmt/format.h>
 
@@ -128,7 +128,7 @@ const Register reg{{
     "alloc",
     [](CLI::App& app) {
       auto o = std::make_shared<AllocOptions>();
-      auto* sub = app.add_subcommand("alloc", "Allocators under threads: the article's list benchmark (article 003)");
+      auto* sub = app.add_subcommand("alloc", "Allocators under threads: the article's list benchmark (Derevyago, the ders library)");
       sub->add_option("--rounds", o->rounds, "Rounds per thread (default 1000)");
       sub->add_option("--size", o->size, "Ints pushed and popped per round (default 10000)");
       sub->add_option("--threads,-t", o->threads,

@@ -80,6 +80,7 @@ const Register reg{{
             const std::string_view w(e.what());
             throw UsageError(fmt::format("--cpus: {}", w.rfind("weft: ", 0) == 0 ? w.substr(6) : w));
           }
+          if (want.empty()) throw UsageError("--cpus: no CPU given");
           const CpuSet& allowed = Topology::instance().allowed();
           for (int c : want)
             if (!allowed.contains(c))

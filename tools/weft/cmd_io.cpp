@@ -1,4 +1,4 @@
-// weft io — locked stdio as hidden synchronisation (article 003): byte-by-byte
+// weft io — locked stdio as hidden synchronisation (Derevyago, the ders library): byte-by-byte
 // and block file copies, N files copied concurrently.
 #include <fmt/format.h>
 #include <sys/statvfs.h>
@@ -109,7 +109,7 @@ const Register reg{{
     "io",
     [](CLI::App& app) {
       auto o = std::make_shared<IoOptions>();
-      auto* sub = app.add_subcommand("io", "Byte-by-byte and block file copies: stdio, iostream, weft (article 003)");
+      auto* sub = app.add_subcommand("io", "Byte-by-byte and block file copies: stdio, iostream, weft (Derevyago, the ders library)");
       sub->add_option("--size-mb", o->size_mb, "Size of each file in MB of 10^6 bytes (default 100)");
       sub->add_option("--threads,-t", o->threads,
                       "Concurrent copies, comma list (default 1 and available_parallelism)");

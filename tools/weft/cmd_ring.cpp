@@ -60,7 +60,7 @@ const Register reg{{
     "ring",
     [](CLI::App& app) {
       auto o = std::make_shared<RingOptions>();
-      auto* sub = app.add_subcommand("ring", "Token-ring signalling latency per flag (article 000)");
+      auto* sub = app.add_subcommand("ring", "Token-ring signalling latency per flag (Qiita 2017: inter-thread signalling latency)");
       sub->add_option("--threads,-t", o->threads, "Threads in the ring (default 2)");
       sub->add_option("--flag,-f", o->flags,
                       "Flags to measure, comma list: condvar, seq_cst, release, pause, atomic_wait, "

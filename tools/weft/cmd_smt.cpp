@@ -1,4 +1,4 @@
-// weft smt — threads, affinity and hyperthreading (article 002): a plain sum
+// weft smt — threads, affinity and hyperthreading (Bendersky 2016: affinity and hyperthreading): a plain sum
 // and a sum of sines on one thread, on two cores, on two SMT siblings and
 // time-sliced on one CPU.
 #include <fmt/format.h>
@@ -88,7 +88,7 @@ const Register reg{{
     "smt",
     [](CLI::App& app) {
       auto o = std::make_shared<SmtOptions>();
-      auto* sub = app.add_subcommand("smt", "Threads on cores, on SMT siblings and on one CPU (article 002)");
+      auto* sub = app.add_subcommand("smt", "Threads on cores, on SMT siblings and on one CPU (Bendersky 2016: affinity and hyperthreading)");
       sub->add_option("--size,-n", o->size, "Floats per thread (default 100000000, as the article)");
       sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across variants (default 3)");
       sub->add_flag("--json", o->common.json, "Print one JSON object");

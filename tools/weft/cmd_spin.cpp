@@ -1,4 +1,4 @@
-// weft spin — sleep loops (article 004): threads drain a lock-protected work
+// weft spin — sleep loops (Intel: sleep loops for power and performance): threads drain a lock-protected work
 // queue while the lock's waiters busy-spin, yield, sleep, back off with
 // pause, use weft's spin-then-park, or use std::mutex.
 #include <fmt/format.h>
@@ -151,7 +151,7 @@ const Register reg{{
     "spin",
     [](CLI::App& app) {
       auto o = std::make_shared<SpinOptions>();
-      auto* sub = app.add_subcommand("spin", "How lock waiters wait: busy, yield, sleep, pause backoff (article 004)");
+      auto* sub = app.add_subcommand("spin", "How lock waiters wait: busy, yield, sleep, pause backoff (Intel: sleep loops for power and performance)");
       sub->add_option("--variant,-v", o->variants,
                       "Waiting strategies, comma list: busy, yield, sleep1ms, pause-backoff, weft, std-mutex "
                       "(default all)");

@@ -1,5 +1,5 @@
 // weft tasks — a million tiny tasks through std::async, the article's pool,
-// weft's pool, oneTBB and Boost.Asio (article 001).
+// weft's pool, oneTBB and Boost.Asio (Tkrzw blog 2021: std::async vs a thread pool).
 #include <fmt/format.h>
 
 #include <memory>
@@ -88,7 +88,7 @@ const Register reg{{
     "tasks",
     [](CLI::App& app) {
       auto o = std::make_shared<TasksOptions>();
-      auto* sub = app.add_subcommand("tasks", "Tiny tasks through std::async and thread pools (article 001)");
+      auto* sub = app.add_subcommand("tasks", "Tiny tasks through std::async and thread pools (Tkrzw blog 2021: std::async vs a thread pool)");
       sub->add_option("--tasks,-n", o->tasks,
                       "Tasks per run (default 1,000,000; std-async at most 20,000 and round trips at most "
                       "50,000 of them)");

@@ -1,4 +1,4 @@
-// weft/xp/smt.hpp — threads, affinity and hyperthreading (article 002).
+// weft/xp/smt.hpp — threads, affinity and hyperthreading (Bendersky 2016: affinity and hyperthreading).
 //
 // Two workloads over a float array, each thread summing its own array:
 // `sum` (a dependent chain of float adds: latency-bound, leaves most of the

@@ -1,4 +1,4 @@
-// weft/xp/spin.hpp — sleep loops: how a lock's waiters wait (article 004).
+// weft/xp/spin.hpp — sleep loops: how a lock's waiters wait (Intel: sleep loops for power and performance).
 //
 // T threads take work items from one shared queue: a count of remaining
 // items behind one lock. Each item is a fixed amount of computation done
