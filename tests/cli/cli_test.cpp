@@ -134,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadInput{"ring --reps 0", "--reps"}, BadInput{"ring --placement diagonal", "diagonal"},
                       BadInput{"ring --bogus", "--bogus"}, BadInput{"c2c --cpus 4095", "4095"},
                       BadInput{"c2c --cpus 0-x", "--cpus"}, BadInput{"c2c --samples 0", "--samples"}, BadInput{"c2c --cpus ' '", "no CPU"}),
-    [](const ::testing::TestParamInfo<BadInput>& info) { return "case" + std::to_string(info.index); });
+    [](const ::testing::TestParamInfo<BadInput>& param) { return "case" + std::to_string(param.index); });
 
 TEST(Cli, HelpExitsZero) {
   for (const char* sub : {"", "topo", "ring", "c2c", "report"}) {
