@@ -21,6 +21,7 @@ try:
 
     matplotlib.use("Agg")  # no display: the report runs headless
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 except ImportError as e:
     print(f"matplotlib is not installed for {sys.executable} ({e}); "
           "on Debian: apt-get install python3-matplotlib", file=sys.stderr)
@@ -116,8 +117,11 @@ def plot_c2c(results):
     if n <= 16:
         for i in ticks:
             for j in ticks:
-                if not math.isnan(values[i][j]):
-                    ax.text(j, i, f"{values[i][j]:.0f}", ha="center", va="center", color="w", fontsize=8)
+                v = values[i][j]
+                if not math.isnan(v):
+                    # viridis is bright at the top: dark text there, light below.
+                    color = "k" if finite and v > 0.6 * max(finite) else "w"
+                    ax.text(j, i, f"{v:.0f}", ha="center", va="center", color=color, fontsize=10 if n <= 4 else 8)
     title = "Core-to-core latency (ns, one way)"
     ax.set_title(title)
     return fig, title, ("Median one-way latency of a cache-line ping-pong between each pair of allowed "
@@ -195,12 +199,17 @@ def plot_tasks(results):
             ax.plot(xs, [pts[str(x)] for x in xs], linestyle="none", marker=marker, color="k", markersize=8,
                     label=f"article: {v}")
     ax.set_xscale("log", base=2)
+    ticks = sorted({r["threads"] for r in rs if "threads" in r} |
+                   {int(k) for v in published.values() if isinstance(v, dict) for k in v})
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(t) for t in ticks])
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     ax.set_yscale("log")
-    ax.set_xlabel("workers")
+    ax.set_xlabel("workers (log scale)")
     ax.set_ylabel("tasks per second (log scale)")
     title = "Tiny tasks through thread pools: tasks/s per worker count"
     ax.set_title(title)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     return fig, title, ("Throughput of one-atomic-increment tasks per pool and worker count (median). "
                         "Dotted lines are the variants without workers (std::async, std::launch::deferred); "
                         "black markers are the article's i7-8550U figures.")
