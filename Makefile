@@ -16,8 +16,10 @@ release debug asan tsan clang-release clang-asan clang-tsan: deps
 	cmake --preset $@
 	cmake --build --preset $@ -j $(JOBS)
 
+# weft-report/ is this target's own output directory, so it is refreshed
+# (--force removes only the files an earlier report wrote there).
 report: release
-	$(WEFT) report $(REPORT_ARGS)
+	$(WEFT) report --out weft-report --force $(REPORT_ARGS)
 
 test: test-release install-test test-tsan test-asan
 
