@@ -3,66 +3,18 @@
 // not), and bad input exiting with status 2 and a message naming the option.
 // No timing is asserted.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
+#include "cli_run.hpp"
+
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-};
-
-CliRun run(const std::string& args, bool merge_stderr = true) {
-  const std::string cmd = std::string(WEFT_CLI_PATH) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-nlohmann::json run_json(const std::string& args) {
-  const CliRun r = run(args + " --json", false);
-  EXPECT_EQ(r.status, 0) << args << "\n" << r.out;
-  try {
-    return nlohmann::json::parse(r.out);
-  } catch (const nlohmann::json::exception& e) {
-    ADD_FAILURE() << args << ": not JSON: " << e.what() << "\n" << r.out;
-    return nlohmann::json::object();
-  }
-}
-
-void expect_row_shape(const nlohmann::json& row) {
-  for (const char* k : {"variant", "threads", "metric", "unit", "median", "min", "max", "reps", "measured"})
-    ASSERT_TRUE(row.contains(k)) << "row field " << k << " in " << row.dump();
-  EXPECT_TRUE(row.at("variant").is_string());
-  EXPECT_TRUE(row.at("threads").is_number_integer());
-  EXPECT_TRUE(row.at("measured").is_boolean());
-  if (row.at("measured").get<bool>()) {
-    EXPECT_TRUE(row.at("median").is_number()) << row.dump();
-    EXPECT_LE(row.at("min").get<double>(), row.at("median").get<double>()) << row.dump();
-    EXPECT_LE(row.at("median").get<double>(), row.at("max").get<double>()) << row.dump();
-    EXPECT_GE(row.at("min").get<double>(), 0.0) << row.dump();
-  } else {
-    // A row that was not measured says why.
-    EXPECT_TRUE(row.at("median").is_null()) << row.dump();
-    ASSERT_TRUE(row.contains("note")) << row.dump();
-    EXPECT_FALSE(row.at("note").get<std::string>().empty()) << row.dump();
-  }
-}
+using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
 
 const nlohmann::json* find_row(const nlohmann::json& j, const std::string& variant, int threads,
                                const std::string& metric) {
@@ -75,8 +27,7 @@ const nlohmann::json* find_row(const nlohmann::json& j, const std::string& varia
 TEST(CliAlloc, JsonHasEveryVariantAndMetric) {
   const auto j = run_json("alloc --rounds 2 --size 100 --threads 1,2 --reps 1 --pc-objects 2000");
   ASSERT_TRUE(j.contains("results")) << j.dump();
-  EXPECT_EQ(j.at("experiment"), "alloc");
-  EXPECT_TRUE(j.at("machine").contains("cpu_model"));
+  expect_common_fields(j, "alloc");
   EXPECT_FALSE(j.at("published").is_null());
   EXPECT_EQ(j.at("params").at("rounds"), 2);
   EXPECT_EQ(j.at("params").at("size"), 100);
@@ -126,8 +77,8 @@ TEST(CliAlloc, ScalabilityNeedsOneThread) {
 }
 
 TEST(CliAlloc, TableNamesTheArticle) {
-  const CliRun r = run("alloc --rounds 1 --size 10 --threads 1 --reps 1 --pc-objects 100");
-  ASSERT_EQ(r.status, 0) << r.out;
+  const CliRun r = run_cli("alloc --rounds 1 --size 10 --threads 1 --reps 1 --pc-objects 100");
+  ASSERT_EQ(r.status, 0) << r;
   for (const char* s : {"glibc", "weft", "pmr-unsync", "pmr-sync", "mimalloc", "jemalloc", "318x", "Ratios"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
 }
@@ -138,7 +89,7 @@ TEST(CliIo, JsonHasEveryVariantAndLeavesNoFiles) {
   fs::create_directories(dir);
   const auto j = run_json("io --size-mb 1 --reps 1 --threads 1,2 --tmpdir " + dir.string());
   ASSERT_TRUE(j.contains("results")) << j.dump();
-  EXPECT_EQ(j.at("experiment"), "io");
+  expect_common_fields(j, "io");
   EXPECT_EQ(j.at("params").at("size_bytes"), 1'000'000);
   EXPECT_FALSE(j.at("published").is_null());
   std::set<std::string> seen;
@@ -161,39 +112,24 @@ TEST(CliIo, JsonHasEveryVariantAndLeavesNoFiles) {
   fs::remove_all(dir);
 }
 
-struct BadInput {
-  const char* args;
-  const char* expect;
-};
-
-class CliAllocIoBadInput : public ::testing::TestWithParam<BadInput> {};
-
-TEST_P(CliAllocIoBadInput, ExitsTwoWithAMessage) {
-  const CliRun r = run(GetParam().args);
-  EXPECT_EQ(r.status, 2) << GetParam().args << "\n" << r.out;
-  EXPECT_NE(r.out.find("weft: error:"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(GetParam().expect), std::string::npos) << r.out;
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cases, CliAllocIoBadInput,
-    ::testing::Values(BadInput{"alloc --threads 0", "--threads"}, BadInput{"alloc --threads 1,x", "'x'"},
-                      BadInput{"alloc --rounds 0", "--rounds"}, BadInput{"alloc --size 0", "--size"},
-                      BadInput{"alloc --reps 0", "--reps"}, BadInput{"alloc --bogus", "--bogus"},
-                      BadInput{"io --threads 0", "--threads"}, BadInput{"io --size-mb 0", "--size-mb"},
-                      BadInput{"io --size-mb 10000000", "--size-mb"},
-                      BadInput{"io --size-mb 900000 --tmpdir /tmp", "free"},
-                      BadInput{"io --tmpdir /no/such/dir", "/no/such/dir"},
-                      BadInput{"io --tmpdir /proc/self/status", "not a directory"},
-                      BadInput{"io --reps 0", "--reps"}, BadInput{"io --bogus", "--bogus"}),
-    [](const ::testing::TestParamInfo<BadInput>& param) { return "case" + std::to_string(param.index); });
+WEFT_BAD_INPUT_TESTS(
+    CliAllocIoBadInput,
+    BadInput{"alloc --threads 0", "--threads"}, BadInput{"alloc --threads 1,x", "'x'"},
+    BadInput{"alloc --rounds 0", "--rounds"}, BadInput{"alloc --size 0", "--size"},
+    BadInput{"alloc --reps 0", "--reps"}, BadInput{"alloc --bogus", "--bogus"},
+    BadInput{"io --threads 0", "--threads"}, BadInput{"io --size-mb 0", "--size-mb"},
+    BadInput{"io --size-mb 10000000", "--size-mb"},
+    BadInput{"io --size-mb 900000 --tmpdir /tmp", "free"},
+    BadInput{"io --tmpdir /no/such/dir", "/no/such/dir"},
+    BadInput{"io --tmpdir /proc/self/status", "not a directory"},
+    BadInput{"io --reps 0", "--reps"}, BadInput{"io --bogus", "--bogus"});
 
 TEST(CliAllocIo, HelpExitsZero) {
   for (const char* sub : {"alloc", "io"}) {
-    const CliRun r = run(std::string(sub) + " --help");
-    EXPECT_EQ(r.status, 0) << sub << "\n" << r.out;
-    EXPECT_NE(r.out.find("--threads"), std::string::npos) << r.out;
-    EXPECT_EQ(r.out.find("--internal-child"), std::string::npos) << "the child option is internal\n" << r.out;
+    const CliRun r = run_cli(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub << "\n" << r;
+    EXPECT_NE(r.out.find("--threads"), std::string::npos) << r;
+    EXPECT_EQ((r.out + r.err).find("--internal-child"), std::string::npos) << "the child option is internal\n" << r;
   }
 }
 

@@ -1,50 +1,15 @@
 // The CLI's contract: --json prints one object with the documented fields;
 // bad input exits with status 2 and a one-line message naming the problem.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_run.hpp"
+
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;  // stdout and stderr together
-};
-
-CliRun run(const std::string& args, bool merge_stderr = true) {
-  const std::string cmd = std::string(WEFT_CLI_PATH) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-nlohmann::json run_json(const std::string& args) {
-  const CliRun r = run(args + " --json", false);
-  EXPECT_EQ(r.status, 0) << args << "\n" << r.out;
-  return nlohmann::json::parse(r.out);
-}
-
-void expect_common_fields(const nlohmann::json& j, const std::string& experiment) {
-  EXPECT_EQ(j.at("experiment"), experiment);
-  for (const char* k : {"cpu_model", "allowed_cpus", "cores", "smt", "kernel", "compiler", "weft_version"})
-    EXPECT_TRUE(j.at("machine").contains(k)) << "machine." << k;
-  EXPECT_TRUE(j.contains("params"));
-  EXPECT_TRUE(j.at("results").is_array());
-  EXPECT_TRUE(j.contains("published"));
-  for (const auto& row : j.at("results"))
-    for (const char* k : {"variant", "metric", "unit", "median", "min", "max", "reps"})
-      EXPECT_TRUE(row.contains(k)) << "row field " << k << " in " << row.dump();
-}
+using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
 
 TEST(Cli, TopoJson) {
   const auto j = run_json("topo");
@@ -59,8 +24,8 @@ TEST(Cli, TopoJson) {
 
 TEST(Cli, TopoTreeNamesEveryAllowedCpu) {
   const auto j = run_json("topo");
-  const CliRun r = run("topo");
-  ASSERT_EQ(r.status, 0) << r.out;
+  const CliRun r = run_cli("topo");
+  ASSERT_EQ(r.status, 0) << r;
   for (const auto& cpu : j.at("allowed_cpus"))
     EXPECT_NE(r.out.find("PU " + std::to_string(cpu.get<int>())), std::string::npos) << r.out;
 }
@@ -111,36 +76,21 @@ TEST(Cli, C2cJsonHasASquareMatrix) {
   }
 }
 
-struct BadInput {
-  const char* args;
-  const char* expect;  // a fragment of the message
-};
-
-class CliBadInput : public ::testing::TestWithParam<BadInput> {};
-
-TEST_P(CliBadInput, ExitsTwoWithAMessage) {
-  const CliRun r = run(GetParam().args);
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("weft: error:"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(GetParam().expect), std::string::npos) << r.out;
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cases, CliBadInput,
-    ::testing::Values(BadInput{"frobnicate", "frobnicate"}, BadInput{"", "subcommand"},
-                      BadInput{"ring --threads 0", "--threads"}, BadInput{"ring --threads -3", "--threads"},
-                      BadInput{"ring --threads abc", "abc"}, BadInput{"ring --flag nope", "nope"},
-                      BadInput{"ring --hops 99999999999999999", "--hops"},
-                      BadInput{"ring --reps 0", "--reps"}, BadInput{"ring --placement diagonal", "diagonal"},
-                      BadInput{"ring --bogus", "--bogus"}, BadInput{"c2c --cpus 4095", "4095"},
-                      BadInput{"c2c --cpus 0-x", "--cpus"}, BadInput{"c2c --samples 0", "--samples"}, BadInput{"c2c --cpus ' '", "no CPU"}),
-    [](const ::testing::TestParamInfo<BadInput>& param) { return "case" + std::to_string(param.index); });
+WEFT_BAD_INPUT_TESTS(
+    CliBadInput,
+    BadInput{"frobnicate", "frobnicate"}, BadInput{"", "subcommand"},
+    BadInput{"ring --threads 0", "--threads"}, BadInput{"ring --threads -3", "--threads"},
+    BadInput{"ring --threads abc", "abc"}, BadInput{"ring --flag nope", "nope"},
+    BadInput{"ring --hops 99999999999999999", "--hops"},
+    BadInput{"ring --reps 0", "--reps"}, BadInput{"ring --placement diagonal", "diagonal"},
+    BadInput{"ring --bogus", "--bogus"}, BadInput{"c2c --cpus 4095", "4095"},
+    BadInput{"c2c --cpus 0-x", "--cpus"}, BadInput{"c2c --samples 0", "--samples"}, BadInput{"c2c --cpus ' '", "no CPU"});
 
 TEST(Cli, HelpExitsZero) {
   for (const char* sub : {"", "topo", "ring", "c2c", "report"}) {
-    const CliRun r = run(std::string(sub) + " --help");
-    EXPECT_EQ(r.status, 0) << sub << "\n" << r.out;
-    EXPECT_NE(r.out.find("--"), std::string::npos);
+    const CliRun r = run_cli(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub << "\n" << r;
+    EXPECT_NE(r.out.find("--"), std::string::npos) << r;
   }
 }
 

@@ -10,15 +10,8 @@
 // `weft report` is left out: it has no validate-only mode (every other
 // subcommand returns after validating; report would run every experiment),
 // so it only ever gets --help.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -28,7 +21,7 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "cli_run.hpp"
 
 namespace {
 
@@ -149,87 +142,6 @@ class Generator {
   std::vector<std::string> values_;
 };
 
-struct Outcome {
-  bool exited = false;
-  int status = -1;  // exit status, or the signal number when !exited
-  bool hung = false;
-  std::string out;
-  std::string err;
-};
-
-// Runs weft with `args` (no shell) and WEFT_VALIDATE_ONLY=1; kills it after
-// kHangTimeout.
-Outcome run_weft(const std::vector<std::string>& args, char* const* envp) {
-  Outcome o;
-  int out_pipe[2];
-  int err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    ADD_FAILURE() << "pipe2: " << std::strerror(errno);
-    return o;
-  }
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(WEFT_CLI_PATH));
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ADD_FAILURE() << "fork: " << std::strerror(errno);
-    return o;
-  }
-  if (pid == 0) {
-    ::dup2(out_pipe[1], STDOUT_FILENO);
-    ::dup2(err_pipe[1], STDERR_FILENO);
-    ::execve(WEFT_CLI_PATH, argv.data(), envp);
-    ::_exit(127);
-  }
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  const auto deadline = std::chrono::steady_clock::now() + kHangTimeout;
-  std::array<pollfd, 2> fds = {{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
-  std::string* sinks[2] = {&o.out, &o.err};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      o.hung = true;
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    const int r = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
-    if (r < 0 && errno != EINTR) {
-      ADD_FAILURE() << "poll: " << std::strerror(errno);
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      std::array<char, 4096> buf;
-      const ssize_t n = ::read(fds[i].fd, buf.data(), buf.size());
-      if (n > 0) {
-        sinks[i]->append(buf.data(), static_cast<std::size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto& f : fds)
-    if (f.fd >= 0) ::close(f.fd);
-  // Both pipes are closed (or the child was killed): it has exited or will
-  // at once, so this wait cannot hang.
-  int st = 0;
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(st)) {
-    o.exited = true;
-    o.status = WEXITSTATUS(st);
-  } else if (WIFSIGNALED(st)) {
-    o.status = WTERMSIG(st);
-  }
-  return o;
-}
-
 // The vector as a C-quoted list, so a failure can be pasted back.
 std::string quote(const std::vector<std::string>& args) {
   std::string s = "weft";
@@ -255,16 +167,6 @@ std::string quote(const std::vector<std::string>& args) {
   return s;
 }
 
-bool has_line_starting(const std::string& text, const std::string& prefix) {
-  for (std::size_t at = 0; at < text.size();) {
-    if (text.compare(at, prefix.size(), prefix) == 0) return true;
-    const std::size_t nl = text.find('\n', at);
-    if (nl == std::string::npos) break;
-    at = nl + 1;
-  }
-  return false;
-}
-
 std::uint64_t env_number(const char* name, std::uint64_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
@@ -285,32 +187,27 @@ TEST(CliFuzz, EveryArgumentVectorEndsInExitZeroOrTwo) {
               static_cast<unsigned long long>(count));
   std::fflush(stdout);
 
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, "WEFT_VALIDATE_ONLY=", 19) != 0) env_storage.emplace_back(*e);
-  env_storage.emplace_back("WEFT_VALIDATE_ONLY=1");
-  std::vector<char*> envp;
-  for (auto& e : env_storage) envp.push_back(e.data());
-  envp.push_back(nullptr);
+  // No shell: the values hold arbitrary bytes.
+  const weft::test::RunOptions opts{.env = {"WEFT_VALIDATE_ONLY=1"}, .timeout = kHangTimeout};
 
   Generator gen(seed);
   std::uint64_t zero = 0, two = 0, failures = 0;
   constexpr std::uint64_t kMaxReported = 20;
   for (std::uint64_t i = 0; i < count; ++i) {
     const std::vector<std::string> args = gen.next();
-    const Outcome o = run_weft(args, envp.data());
+    const weft::test::CliRun o = weft::test::run_cli_argv(args, opts);
     std::string problem;
     if (o.hung) {
       problem = "hang: killed after " + std::to_string(kHangTimeout.count()) + " s";
-    } else if (!o.exited) {
-      problem = "killed by signal " + std::to_string(o.status) + " (" + strsignal(o.status) + ")";
+    } else if (o.status < 0) {
+      problem = "killed by signal " + std::to_string(o.signal) + " (" + strsignal(o.signal) + ")";
     } else if (o.status == 0) {
       ++zero;
       if (o.out.find("error") != std::string::npos || o.err.find("error") != std::string::npos)
         problem = "exit 0 but the output mentions an error";
     } else if (o.status == 2) {
       ++two;
-      if (!has_line_starting(o.err, "weft: error:")) problem = "exit 2 without a 'weft: error:' line on stderr";
+      if (!weft::test::has_line_starting(o.err, "weft: error:")) problem = "exit 2 without a 'weft: error:' line on stderr";
     } else {
       problem = "exit status " + std::to_string(o.status) + " (expected 0 or 2)";
     }

@@ -3,52 +3,21 @@
 // and bad input -> exit status 2 with a message naming the option. Tiny
 // sizes and no timed assertions: the numbers are only checked for shape.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "cli_run.hpp"
+
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-};
-
-CliRun run(const std::string& args, bool merge_stderr = true) {
-  const std::string cmd = std::string(WEFT_CLI_PATH) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-nlohmann::json run_json(const std::string& args) {
-  const CliRun r = run(args + " --json", false);
-  EXPECT_EQ(r.status, 0) << args << "\n" << r.out;
-  try {
-    return nlohmann::json::parse(r.out);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << args << ": " << e.what() << "\n" << r.out;
-    return nlohmann::json::object({{"results", nlohmann::json::array()}});
-  }
-}
+using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
 
 // Shape of every row; a row not measured must say why.
 void expect_rows_well_formed(const nlohmann::json& j, const std::string& experiment) {
-  EXPECT_EQ(j.value("experiment", std::string()), experiment);
-  EXPECT_TRUE(j.contains("machine"));
-  EXPECT_TRUE(j.contains("params"));
-  EXPECT_TRUE(j.contains("published"));
+  weft::test::expect_common_fields(j, experiment);
   ASSERT_TRUE(j.at("results").is_array());
   EXPECT_FALSE(j.at("results").empty());
   for (const auto& row : j.at("results")) {
@@ -168,40 +137,25 @@ TEST(PoolExperiments, IdleJsonHasEveryVariant) {
   }
 }
 
-struct BadInput {
-  const char* args;
-  const char* expect;  // a fragment of the message
-};
-
-class TasksFibPforIdleBadInput : public ::testing::TestWithParam<BadInput> {};
-
-TEST_P(TasksFibPforIdleBadInput, ExitsTwoWithAMessage) {
-  const CliRun r = run(GetParam().args);
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("weft: error:"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(GetParam().expect), std::string::npos) << r.out;
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cases, TasksFibPforIdleBadInput,
-    ::testing::Values(BadInput{"tasks --workers 0", "--workers"}, BadInput{"tasks --workers ''", "--workers"},
-                      BadInput{"tasks --workers abc", "--workers"}, BadInput{"tasks --workers 1,,2", "--workers"},
-                      BadInput{"tasks --workers 2x", "--workers"}, BadInput{"tasks --tasks 0", "--tasks"},
-                      BadInput{"tasks --tasks 2000000000", "--tasks"}, BadInput{"tasks --variant nope", "nope"},
-                      BadInput{"tasks --reps 0", "--reps"}, BadInput{"fib --n 60", "--n"},
-                      BadInput{"fib --n 1", "--n"}, BadInput{"fib --cutoff -1", "--cutoff"},
-                      BadInput{"fib --workers 0", "--workers"}, BadInput{"pfor --workers x", "--workers"},
-                      BadInput{"pfor --sum-n 0", "--sum-n"}, BadInput{"pfor --items 0", "--items"},
-                      BadInput{"idle --seconds 0", "--seconds"}, BadInput{"idle --workers 0", "--workers"},
-                      BadInput{"idle --variant nope", "nope"}),
-    [](const ::testing::TestParamInfo<BadInput>& param) { return "case" + std::to_string(param.index); });
+WEFT_BAD_INPUT_TESTS(
+    TasksFibPforIdleBadInput,
+    BadInput{"tasks --workers 0", "--workers"}, BadInput{"tasks --workers ''", "--workers"},
+    BadInput{"tasks --workers abc", "--workers"}, BadInput{"tasks --workers 1,,2", "--workers"},
+    BadInput{"tasks --workers 2x", "--workers"}, BadInput{"tasks --tasks 0", "--tasks"},
+    BadInput{"tasks --tasks 2000000000", "--tasks"}, BadInput{"tasks --variant nope", "nope"},
+    BadInput{"tasks --reps 0", "--reps"}, BadInput{"fib --n 60", "--n"},
+    BadInput{"fib --n 1", "--n"}, BadInput{"fib --cutoff -1", "--cutoff"},
+    BadInput{"fib --workers 0", "--workers"}, BadInput{"pfor --workers x", "--workers"},
+    BadInput{"pfor --sum-n 0", "--sum-n"}, BadInput{"pfor --items 0", "--items"},
+    BadInput{"idle --seconds 0", "--seconds"}, BadInput{"idle --workers 0", "--workers"},
+    BadInput{"idle --variant nope", "nope"});
 
 TEST(PoolExperiments, TasksFibPforIdleHelpExitsZero) {
   for (const char* sub : {"tasks", "fib", "pfor", "idle"}) {
-    const CliRun r = run(std::string(sub) + " --help");
-    EXPECT_EQ(r.status, 0) << sub << "\n" << r.out;
-    EXPECT_NE(r.out.find("--workers"), std::string::npos) << sub;
-    EXPECT_EQ(r.out.find("--internal-child"), std::string::npos) << sub;
+    const CliRun r = run_cli(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub << "\n" << r;
+    EXPECT_NE(r.out.find("--workers"), std::string::npos) << sub << "\n" << r;
+    EXPECT_EQ((r.out + r.err).find("--internal-child"), std::string::npos) << sub << "\n" << r;
   }
 }
 

@@ -5,11 +5,8 @@
 // sanitizer-hostile (a Python child, a browser): labelled report;nosan.
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,28 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-};
-
-CliRun shell(const std::string& cmd) {
-  CliRun r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-CliRun weft(const std::string& args) { return shell(std::string(WEFT_CLI_PATH) + " " + args); }
+using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -68,7 +50,7 @@ class TempDir {
   fs::path path_;
 };
 
-bool have_matplotlib() { return shell("/usr/bin/python3 -c 'import matplotlib'").status == 0; }
+bool have_matplotlib() { return run_shell("/usr/bin/python3 -c 'import matplotlib'").status == 0; }
 
 const std::vector<std::string> kExperiments = {"topo", "ring", "c2c",   "tasks", "fib", "pfor",
                                                "idle", "alloc", "io", "smt", "spin"};
@@ -90,9 +72,9 @@ TEST(ReportQuick, WritesResultsPageAndEveryFigure) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
   const fs::path out = tmp.path() / "report";
-  const CliRun r = weft("report --quick --out " + out.string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "wrote " + (out / "index.html").string())) << r.out;
+  const CliRun r = run_cli("report --quick --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_TRUE(contains(r.err, "wrote " + (out / "index.html").string())) << r;
 
   nlohmann::json results;
   ASSERT_NO_THROW(results = nlohmann::json::parse(read_all(out / "results.json")));
@@ -158,30 +140,30 @@ TEST(ReportQuick, RefusesANonEmptyDirectoryWithoutForce) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
   const fs::path out = tmp.path() / "report";
-  ASSERT_EQ(weft("report --quick --only c2c --out " + out.string()).status, 0);
+  ASSERT_EQ(run_cli("report --quick --only c2c --out " + out.string()).status, 0);
   const std::string before = read_all(out / "results.json");
 
   // Twice into the same directory: refused before anything runs.
-  CliRun again = weft("report --quick --only c2c --out " + out.string());
-  EXPECT_EQ(again.status, 2) << again.out;
-  EXPECT_TRUE(contains(again.out, out.string())) << again.out;
-  EXPECT_TRUE(contains(again.out, "--force")) << again.out;
+  CliRun again = run_cli("report --quick --only c2c --out " + out.string());
+  EXPECT_EQ(again.status, 2) << again;
+  EXPECT_TRUE(contains(again.err, out.string())) << again;
+  EXPECT_TRUE(contains(again.err, "--force")) << again;
   EXPECT_EQ(read_all(out / "results.json"), before) << "a refused run must not touch the directory";
 
   // A directory that is not a report is refused too.
   const fs::path foreign = tmp.path() / "foreign";
   fs::create_directories(foreign);
   std::ofstream(foreign / "notes.txt") << "mine\n";
-  CliRun refused = weft("report --quick --only c2c --out " + foreign.string());
-  EXPECT_EQ(refused.status, 2) << refused.out;
-  EXPECT_TRUE(contains(refused.out, foreign.string()) && contains(refused.out, "--force")) << refused.out;
+  CliRun refused = run_cli("report --quick --only c2c --out " + foreign.string());
+  EXPECT_EQ(refused.status, 2) << refused;
+  EXPECT_TRUE(contains(refused.err, foreign.string()) && contains(refused.err, "--force")) << refused;
 
   // With --force both succeed; the foreign file is left alone.
-  CliRun forced = weft("report --quick --only c2c --force --out " + out.string());
-  EXPECT_EQ(forced.status, 0) << forced.out;
+  CliRun forced = run_cli("report --quick --only c2c --force --out " + out.string());
+  EXPECT_EQ(forced.status, 0) << forced;
   EXPECT_TRUE(fs::exists(out / "index.html"));
-  forced = weft("report --quick --only c2c --force --out " + foreign.string());
-  EXPECT_EQ(forced.status, 0) << forced.out;
+  forced = run_cli("report --quick --only c2c --force --out " + foreign.string());
+  EXPECT_EQ(forced.status, 0) << forced;
   EXPECT_TRUE(fs::exists(foreign / "notes.txt"));
   EXPECT_TRUE(fs::exists(foreign / "results.json"));
 }
@@ -190,12 +172,12 @@ TEST(ReportQuick, BadOptionsExitWithStatus2) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
   const std::string out = (tmp.path() / "r").string();
-  CliRun r = weft("report --quick --full --out " + out);
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "--quick and --full")) << r.out;
-  r = weft("report --only nosuch --out " + out);
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_TRUE(contains(r.out, "nosuch")) << r.out;
+  CliRun r = run_cli("report --quick --full --out " + out);
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(contains(r.err, "--quick and --full")) << r;
+  r = run_cli("report --only nosuch --out " + out);
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(contains(r.err, "nosuch")) << r;
   EXPECT_FALSE(fs::exists(out)) << "nothing is created for bad input";
 }
 
@@ -205,16 +187,16 @@ TEST(ReportQuick, PageRendersInHeadlessChromium) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
   const fs::path out = tmp.path() / "report";
-  const CliRun r = weft("report --quick --only topo,c2c,smt --out " + out.string());
-  ASSERT_EQ(r.status, 0) << r.out;
+  const CliRun r = run_cli("report --quick --only topo,c2c,smt --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r;
   const fs::path shot = tmp.path() / "shot.png";
   const fs::path profile = tmp.path() / "profile";
-  const CliRun c = shell("timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu "
+  const CliRun c = run_shell("timeout 120 /usr/bin/chromium --headless --no-sandbox --disable-gpu "
                          "--disable-background-networking --no-first-run --disable-component-update --disable-sync "
                          "--user-data-dir=" + profile.string() + " --screenshot=" + shot.string() +
                          " --window-size=1280,4000 file://" + fs::absolute(out / "index.html").string());
   const std::string png = read_all(shot);
-  ASSERT_GT(png.size(), 20000U) << "no or tiny screenshot; chromium said:\n" << c.out;
+  ASSERT_GT(png.size(), 20000U) << "no or tiny screenshot; chromium said:\n" << c;
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
 }
 

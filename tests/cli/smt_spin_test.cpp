@@ -3,61 +3,22 @@
 // input exiting with status 2 and a message naming the option. Tiny sizes:
 // no timing is asserted.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
+#include "cli_run.hpp"
+
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-};
-
-CliRun run(const std::string& args, bool merge_stderr = true) {
-  const std::string cmd = std::string(WEFT_CLI_PATH) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
-}
-
-nlohmann::json run_json(const std::string& args) {
-  const CliRun r = run(args + " --json", false);
-  EXPECT_EQ(r.status, 0) << args << "\n" << r.out;
-  return r.status == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
-}
-
-void expect_row_shape(const nlohmann::json& row) {
-  for (const char* k : {"variant", "threads", "metric", "unit", "measured", "median", "min", "max", "reps"})
-    EXPECT_TRUE(row.contains(k)) << "row field " << k << " in " << row.dump();
-  EXPECT_TRUE(row.at("variant").is_string());
-  EXPECT_TRUE(row.at("threads").is_number_integer());
-  EXPECT_TRUE(row.at("measured").is_boolean());
-  if (row.at("measured").get<bool>()) {
-    EXPECT_TRUE(row.at("median").is_number()) << row.dump();
-    EXPECT_LE(row.at("min").get<double>(), row.at("median").get<double>());
-    EXPECT_LE(row.at("median").get<double>(), row.at("max").get<double>());
-  } else {
-    EXPECT_TRUE(row.at("median").is_null()) << row.dump();
-    ASSERT_TRUE(row.contains("note")) << "an unmeasured row says why: " << row.dump();
-    EXPECT_FALSE(row.at("note").get<std::string>().empty());
-  }
-}
+using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
 
 TEST(CliSmt, JsonHasEveryVariantPerWorkload) {
   const auto j = run_json("smt --size 100000 --reps 1");
   ASSERT_EQ(j.value("experiment", std::string()), "smt");
+  expect_common_fields(j, "smt");
   EXPECT_FALSE(j.at("published").is_null());
   EXPECT_EQ(j.at("params").at("size"), 100000);
   const bool smt = j.at("machine").at("smt").get<bool>();
@@ -102,8 +63,8 @@ TEST(CliSmt, JsonHasEveryVariantPerWorkload) {
 }
 
 TEST(CliSmt, TableNamesTheWorkloadAndTheArticle) {
-  const CliRun r = run("smt --size 100000 --reps 1");
-  ASSERT_EQ(r.status, 0) << r.out;
+  const CliRun r = run_cli("smt --size 100000 --reps 1");
+  ASSERT_EQ(r.status, 0) << r;
   EXPECT_NE(r.out.find("single [sin]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("540"), std::string::npos) << r.out;
 }
@@ -111,6 +72,7 @@ TEST(CliSmt, TableNamesTheWorkloadAndTheArticle) {
 TEST(CliSpin, JsonHasEveryVariantThreadCountAndMetric) {
   const auto j = run_json("spin --threads 2,4 --granularity fine --work-ms 5 --reps 1");
   ASSERT_EQ(j.value("experiment", std::string()), "spin");
+  expect_common_fields(j, "spin");
   EXPECT_FALSE(j.at("published").is_null());
   const std::set<std::string> variants{"busy", "yield", "sleep1ms", "pause-backoff", "weft", "std-mutex"};
   const std::set<std::string> metrics{"wall_ms", "cpu_s", "ctx_switches", "energy_j"};
@@ -157,38 +119,23 @@ TEST(CliSpin, TimeLimitStopsARunAndSaysSo) {
   EXPECT_TRUE(saw);
 }
 
-struct BadInput {
-  const char* args;
-  const char* expect;  // a fragment of the message
-};
-
-class CliSmtSpinBadInput : public ::testing::TestWithParam<BadInput> {};
-
-TEST_P(CliSmtSpinBadInput, ExitsTwoWithAMessage) {
-  const CliRun r = run(GetParam().args);
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("weft: error:"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(GetParam().expect), std::string::npos) << r.out;
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    Cases, CliSmtSpinBadInput,
-    ::testing::Values(BadInput{"smt --size 0", "--size"}, BadInput{"smt --size -5", "--size"},
-                      BadInput{"smt --size 1000000000000", "--size"},
-                      BadInput{"smt --size 1000000000000000000", "--size"}, BadInput{"smt --reps 0", "--reps"},
-                      BadInput{"smt --size abc", "abc"}, BadInput{"smt --bogus", "--bogus"},
-                      BadInput{"spin --threads 0", "--threads"}, BadInput{"spin --threads 2,x", "--threads"},
-                      BadInput{"spin --granularity tiny", "tiny"}, BadInput{"spin --variant nap", "nap"},
-                      BadInput{"spin --time-limit 0", "--time-limit"},
-                      BadInput{"spin --time-limit -1", "--time-limit"}, BadInput{"spin --work-ms 0", "--work-ms"},
-                      BadInput{"spin --reps 0", "--reps"}, BadInput{"spin --bogus", "--bogus"}),
-    [](const ::testing::TestParamInfo<BadInput>& param) { return "case" + std::to_string(param.index); });
+WEFT_BAD_INPUT_TESTS(
+    CliSmtSpinBadInput,
+    BadInput{"smt --size 0", "--size"}, BadInput{"smt --size -5", "--size"},
+    BadInput{"smt --size 1000000000000", "--size"},
+    BadInput{"smt --size 1000000000000000000", "--size"}, BadInput{"smt --reps 0", "--reps"},
+    BadInput{"smt --size abc", "abc"}, BadInput{"smt --bogus", "--bogus"},
+    BadInput{"spin --threads 0", "--threads"}, BadInput{"spin --threads 2,x", "--threads"},
+    BadInput{"spin --granularity tiny", "tiny"}, BadInput{"spin --variant nap", "nap"},
+    BadInput{"spin --time-limit 0", "--time-limit"},
+    BadInput{"spin --time-limit -1", "--time-limit"}, BadInput{"spin --work-ms 0", "--work-ms"},
+    BadInput{"spin --reps 0", "--reps"}, BadInput{"spin --bogus", "--bogus"});
 
 TEST(CliSmtSpin, HelpExitsZero) {
   for (const char* sub : {"smt", "spin"}) {
-    const CliRun r = run(std::string(sub) + " --help");
-    EXPECT_EQ(r.status, 0) << sub << "\n" << r.out;
-    EXPECT_NE(r.out.find("--"), std::string::npos);
+    const CliRun r = run_cli(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub << "\n" << r;
+    EXPECT_NE(r.out.find("--"), std::string::npos) << r;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -138,6 +139,30 @@ std::vector<std::string> parse_names(const std::string& what, const std::vector<
     }
   }
   if (out.empty()) throw UsageError(fmt::format("no {} given", what));
+  return out;
+}
+
+std::vector<int> parse_int_list(const std::string& option, const std::string& noun,
+                                const std::vector<std::string>& given, long long max) {
+  std::vector<int> out;
+  for (const auto& item : given) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      const std::size_t comma = item.find(',', start);
+      const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!tok.empty()) {
+        long long v = 0;
+        const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+        if (ec != std::errc() || ptr != tok.data() + tok.size())
+          throw UsageError(fmt::format("{}: '{}' is not a {}", option, tok, noun));
+        const int n = positive(option, v, max);
+        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (!given.empty() && out.empty()) throw UsageError(fmt::format("{}: no {} given", option, noun));
   return out;
 }
 

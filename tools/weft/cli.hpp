@@ -64,5 +64,11 @@ std::int64_t positive64(const std::string& what, long long value, long long max)
 // naming the unknown one and listing the valid ones.
 std::vector<std::string> parse_names(const std::string& what, const std::vector<std::string>& given,
                                      const std::vector<std::string>& allowed);
+// Parses comma lists of positive integers, each at most `max` (the option may
+// also be repeated), keeping the first of any repeat, in the order given.
+// Throws UsageError naming `option` and calling one item a `noun` ("'x' is
+// not a thread count"). Nothing given: an empty list, for the caller's default.
+std::vector<int> parse_int_list(const std::string& option, const std::string& noun,
+                                const std::vector<std::string>& given, long long max);
 
 }  // namespace weft::cli

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <iostream>
 #include <memory>
 
@@ -78,38 +77,14 @@ struct AllocOptions {
   std::string child_spec;
 };
 
-// A comma list of thread counts (the option may also be repeated).
-std::vector<int> parse_threads(const std::vector<std::string>& given) {
-  std::vector<int> out;
-  for (const auto& item : given) {
-    std::size_t start = 0;
-    while (start <= item.size()) {
-      const std::size_t comma = item.find(',', start);
-      const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!tok.empty()) {
-        long long v = 0;
-        const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-        if (ec != std::errc() || ptr != tok.data() + tok.size())
-          throw UsageError(fmt::format("--threads: '{}' is not a thread count", tok));
-        const int n = positive("--threads", v, 256);
-        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
-      }
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  if (!given.empty() && out.empty()) throw UsageError("--threads: no thread count given");
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::vector<std::string> child_command() { return {"/proc/self/exe", "alloc", kChildOption}; }
 
 xp::AllocParams to_params(const AllocOptions& o) {
   xp::AllocParams p;
   p.rounds = positive("--rounds", o.rounds, 1'000'000);
   p.size = positive("--size", o.size, 10'000'000);
-  p.threads = parse_threads(o.threads);
+  p.threads = parse_int_list("--threads", "thread count", o.threads, 256);
+  std::sort(p.threads.begin(), p.threads.end());
   p.reps = positive("--reps", o.reps, 1000);
   p.pc_objects = positive("--pc-objects", o.pc_objects, 1'000'000'000);
   const std::vector<int> t = p.threads.empty() ? xp::default_alloc_threads() : p.threads;

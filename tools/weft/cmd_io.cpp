@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -47,30 +46,6 @@ struct IoOptions {
   std::string tmpdir;
 };
 
-std::vector<int> parse_threads(const std::vector<std::string>& given) {
-  std::vector<int> out;
-  for (const auto& item : given) {
-    std::size_t start = 0;
-    while (start <= item.size()) {
-      const std::size_t comma = item.find(',', start);
-      const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!tok.empty()) {
-        long long v = 0;
-        const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-        if (ec != std::errc() || ptr != tok.data() + tok.size())
-          throw UsageError(fmt::format("--threads: '{}' is not a thread count", tok));
-        const int n = positive("--threads", v, 256);
-        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
-      }
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  if (!given.empty() && out.empty()) throw UsageError("--threads: no thread count given");
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // The directory must exist, take a new subdirectory, and hold the files.
 void check_tmpdir(const std::string& dir, std::int64_t needed) {
   std::error_code ec;
@@ -95,7 +70,8 @@ void check_tmpdir(const std::string& dir, std::int64_t needed) {
 xp::IoParams to_params(const IoOptions& o) {
   xp::IoParams p;
   p.size_bytes = std::int64_t{positive("--size-mb", o.size_mb, 1'000'000)} * 1'000'000;
-  p.threads = parse_threads(o.threads);
+  p.threads = parse_int_list("--threads", "thread count", o.threads, 256);
+  std::sort(p.threads.begin(), p.threads.end());
   p.reps = positive("--reps", o.reps, 1000);
   p.tmpdir = o.tmpdir.empty() ? xp::default_tmpdir() : o.tmpdir;
   const std::vector<int> t = p.threads.empty() ? xp::default_io_threads() : p.threads;

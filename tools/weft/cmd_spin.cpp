@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <memory>
 
 #include "cli.hpp"
@@ -104,34 +103,10 @@ struct SpinOptions {
   double time_limit = 10;
 };
 
-// A comma list of thread counts (the option may also be repeated).
-std::vector<int> parse_threads(const std::vector<std::string>& given) {
-  std::vector<int> out;
-  for (const auto& item : given) {
-    std::size_t start = 0;
-    while (start <= item.size()) {
-      const std::size_t comma = item.find(',', start);
-      const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      if (!tok.empty()) {
-        long long v = 0;
-        const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-        if (ec != std::errc() || ptr != tok.data() + tok.size())
-          throw UsageError(fmt::format("--threads: '{}' is not a thread count", tok));
-        const int n = positive("--threads", v, 1024);
-        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
-      }
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  if (out.empty()) throw UsageError("--threads: no thread count given");
-  return out;
-}
-
 xp::SpinParams to_params(const SpinOptions& o) {
   xp::SpinParams p;
   if (!o.variants.empty()) p.variants = parse_names("variant", o.variants, xp::spin_variants());
-  if (!o.threads.empty()) p.threads = parse_threads(o.threads);
+  if (!o.threads.empty()) p.threads = parse_int_list("--threads", "thread count", o.threads, 1024);
   if (!o.granularities.empty())
     p.granularities = parse_names("granularity", o.granularities, xp::spin_granularities());
   if (!(o.work_ms >= 1) || o.work_ms > 600'000)
