@@ -55,8 +55,6 @@ std::vector<int> default_alloc_threads() {
 namespace {
 
 constexpr std::size_t kPcObjectSize = 64;
-constexpr double kMiB = 1024.0 * 1024.0;
-
 bool preloaded_variant(const std::string& v) { return v == "mimalloc" || v == "jemalloc"; }
 
 // ---- child side -------------------------------------------------------------

@@ -39,7 +39,7 @@ TEST(Interleave, DequeOwnerAndThieves) {
     auto taken = std::make_unique<std::atomic<int>[]>(kItems);
     weft::detail::WorkStealingDeque d(2);  // tiny: the array grows under the thieves
     std::atomic<bool> done{false};
-    auto take = [&](weft::detail::Task* t) { taken[t - tasks.data()].fetch_add(1, std::memory_order_relaxed); };
+    auto take = [&](weft::detail::Task* t) { taken[static_cast<std::size_t>(t - tasks.data())].fetch_add(1, std::memory_order_relaxed); };
     std::vector<std::thread> thieves;
     for (int k = 0; k < 2; ++k)
       thieves.emplace_back([&] {
@@ -58,7 +58,7 @@ TEST(Interleave, DequeOwnerAndThieves) {
     while (weft::detail::Task* t = owner.pop()) take(t);
     done.store(true, std::memory_order_release);
     for (auto& t : thieves) t.join();
-    for (int i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
+    for (std::size_t i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
     ++runs;
   }
   report_runs("deque owner/thieves", runs, seeds.size());
@@ -146,10 +146,10 @@ TEST(Interleave, QueuesDeliverExactlyOnce) {
       });
     for (int c = 0; c < 2; ++c)
       ts.emplace_back([&] {
-        for (int i = 0; i < kItems; ++i) seen[mpmc.pop()].fetch_add(1, std::memory_order_relaxed);
+        for (int i = 0; i < kItems; ++i) seen[static_cast<std::size_t>(mpmc.pop())].fetch_add(1, std::memory_order_relaxed);
       });
     for (auto& t : ts) t.join();
-    for (int i = 0; i < 2 * kItems; ++i) ASSERT_EQ(seen[i].load(), 1) << "item " << i;
+    for (std::size_t i = 0; i < 2 * kItems; ++i) ASSERT_EQ(seen[i].load(), 1) << "item " << i;
     ++runs;
   }
   report_runs("spsc and mpmc queues", runs, seeds.size());
