@@ -391,12 +391,15 @@ void write_marker(const fs::path& dir, const std::vector<std::string>& files) {
 // Refuses a non-empty directory unless --force (checked before the long
 // run, not after it); with --force, removes the files an earlier report
 // wrote there, so no stale figure outlives its data.
-void prepare_out_dir(const fs::path& dir, bool force) {
+// With `dry` (WEFT_VALIDATE_ONLY) it only checks: nothing is removed or created.
+void prepare_out_dir(const fs::path& dir, bool force, bool dry) {
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
   if (fs::exists(st)) {
     if (!fs::is_directory(st)) throw UsageError(fmt::format("--out {} exists and is not a directory", dir.string()));
-    const bool empty = fs::directory_iterator(dir) == fs::directory_iterator();
+    const fs::directory_iterator first(dir, ec);
+    if (ec) throw UsageError(fmt::format("--out {}: {}", dir.string(), ec.message()));
+    const bool empty = first == fs::directory_iterator();
     const bool ours = fs::exists(dir / kMarker);
     if (!empty && !force) {
       throw UsageError(ours ? fmt::format("{} already holds a weft report; pass --force to replace it, or --out "
@@ -406,9 +409,11 @@ void prepare_out_dir(const fs::path& dir, bool force) {
                                           "it anyway, or --out another directory",
                                           dir.string()));
     }
+    if (dry) return;
     if (ours)
       for (const auto& f : marker_files(dir)) fs::remove(dir / f, ec);
   }
+  if (dry) return;
   fs::create_directories(dir, ec);
   if (ec) throw UsageError(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
   write_marker(dir, {});
@@ -470,7 +475,8 @@ void run_report(const ReportOptions& o) {
   ReportOptions opts = o;
   opts.only = only;
   const fs::path dir(o.out);
-  prepare_out_dir(dir, o.force);
+  prepare_out_dir(dir, o.force, validate_only());
+  if (validate_only()) return;
 
   const auto t0 = std::chrono::steady_clock::now();
   const auto since = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
