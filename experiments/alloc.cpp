@@ -92,6 +92,7 @@ double timed_threads(int n, Body&& body, std::uint64_t& sum) {
       sums[static_cast<std::size_t>(i)] = body(i);
     });
   }
+  // relaxed: a start count only; the threads' start is ordered by what follows.
   while (ready.load(std::memory_order_relaxed) < n) std::this_thread::yield();
   const std::int64_t t0 = wall_ns();
   go.store(true, std::memory_order_release);  // release: see the acquire above

@@ -29,7 +29,7 @@ double ping_pong(int a, int b, int round_trips) {
     }
   });
   pin_this_thread(a);
-  while (!ready.load(std::memory_order_acquire)) cpu_relax();
+  while (!ready.load(std::memory_order_acquire)) cpu_relax();  // acquire: the responder is pinned
   const std::int64_t t0 = wall_ns();
   for (std::uint64_t k = 1; k < 2 * static_cast<std::uint64_t>(round_trips); k += 2) {
     line.v.store(k, std::memory_order_release);  // as above

@@ -334,6 +334,7 @@ double timed_copies(CopyFn copy, int n, const std::vector<std::string>& src, con
       }
     });
   }
+  // relaxed: a start count only; the threads' start is ordered by what follows.
   while (ready.load(std::memory_order_relaxed) < n) std::this_thread::yield();
   const std::int64_t t0 = wall_ns();
   go.store(true, std::memory_order_release);  // release: see the acquire above

@@ -165,6 +165,7 @@ RunOutcome run_once(int n, std::int64_t hops, const std::vector<int>& cpus, doub
       if (running.fetch_sub(1, std::memory_order_acq_rel) == 1) finished.set();
     });
   }
+  // relaxed: a start count only; the threads' start is ordered by what follows.
   while (ready.load(std::memory_order_relaxed) < n) std::this_thread::yield();
   go.set();
   const std::int64_t cpu0 = process_cpu_ns();

@@ -66,6 +66,7 @@ bool run_if_still_queued(Task* t) noexcept {
   Source& s = *cache.source;
   if (s.deque.peek_bottom() != t || s.deque.pop() != t) return false;
   // Taken back before any worker saw it: it no longer counts as pushed.
+  // relaxed: owner-written counter, read by wait_idle() after its fence.
   s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   t->execute(t);
   return true;
@@ -413,11 +414,11 @@ bool PoolCore::quiescent() const noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   std::uint64_t pushed = 0;
   for (const auto& w : workers_) pushed += w->source.pushed.load(std::memory_order_acquire);  // acquire: as above
-  const int n = injector_count_.load(std::memory_order_acquire);
+  const int n = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
   for (int i = 0; i < n; ++i)
     pushed += injectors_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed)->pushed.load(
         std::memory_order_acquire);
-  pushed += overflow_.pushed.load(std::memory_order_acquire);
+  pushed += overflow_.pushed.load(std::memory_order_acquire);  // acquire: as above
   return completed == pushed;
 }
 
@@ -455,6 +456,7 @@ void PoolCore::shutdown() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (;;) {
     if (quiescent()) break;
+    // acquire: pairs with the workers' bump, as in wait_idle().
     std::uint32_t e = idle_epoch_.load(std::memory_order_acquire) | 1;
     idle_epoch_.fetch_or(1, std::memory_order_relaxed);  // relaxed: as in wait_idle()
     if (quiescent()) break;

@@ -15,6 +15,8 @@ WorkStealingDeque::~WorkStealingDeque() = default;
 
 WorkStealingDeque::Array* WorkStealingDeque::grow(Array* a, std::int64_t t, std::int64_t b) {
   auto bigger = std::make_unique<Array>((a->mask + 1) * 2);
+  // relaxed: the owner copies its own slots; the release store of array_
+  // below publishes the copies to thieves.
   for (std::int64_t i = t; i < b; ++i)
     bigger->slot(i).store(a->slot(i).load(std::memory_order_relaxed), std::memory_order_relaxed);
   Array* raw = bigger.get();

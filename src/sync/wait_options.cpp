@@ -48,6 +48,7 @@ std::chrono::nanoseconds WaitOptions::default_spin() noexcept {
   return std::chrono::nanoseconds(default_spin_ns().load(std::memory_order_relaxed));
 }
 
+// relaxed: see default_spin_ns().
 void WaitOptions::set_default_spin(std::chrono::nanoseconds spin) noexcept {
   default_spin_ns().store(std::clamp<std::int64_t>(spin.count(), 0, kMaxSpinNs),
                           std::memory_order_relaxed);

@@ -1,5 +1,7 @@
 // The deque, Parker, Event and pool under seeded random interleavings: each
 // seed perturbs every sched point differently; a failure names its seed.
+// Counters in this file are relaxed: only their totals are read, after the
+// threads that bump them are joined or waited for (which synchronizes).
 #include <gtest/gtest.h>
 
 #include <atomic>

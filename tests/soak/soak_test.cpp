@@ -5,6 +5,8 @@
 // of them, wait_idle, destruction with work still queued — checking that
 // every task ran exactly once and that nothing hangs (watchdog). The seed is
 // printed; WEFT_SOAK_SEED reproduces a run's choices.
+// Counters in this file are relaxed: only their totals are read, after the
+// threads that bump them are joined or waited for (which synchronizes).
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -1,5 +1,7 @@
 // The pool and its deque under load, sized by weft::test::stress_count and
 // run under ThreadSanitizer in CI. More threads than CPUs on purpose.
+// Counters in this file are relaxed: only their totals are read, after the
+// threads that bump them are joined or waited for (which synchronizes).
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -108,6 +108,7 @@ struct FutureState : Task {
 
   bool claim() noexcept {
     sched_point();
+    // relaxed: only a first guess for the compare-exchange, which re-reads.
     std::uint32_t w = state.load(std::memory_order_relaxed);
     while ((w & kStateMask) == kPending) {
       // acquire: the claimer reads the callable the submitter wrote (the
