@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interleave.hpp"
+#include "fork_join.hpp"
 #include "watchdog.hpp"
 #include "weft/detail/work_stealing_deque.hpp"
 #include "weft/exec/parallel_for.hpp"
@@ -157,15 +158,7 @@ TEST(Interleave, QueuesDeliverExactlyOnce) {
   report_runs("spsc and mpmc queues", runs, seeds.size());
 }
 
-long fib(weft::ThreadPool& pool, int n) {
-  if (n < 2) return n;
-  long a = 0;
-  weft::TaskGroup g(pool);
-  g.run([&] { a = fib(pool, n - 1); });
-  const long b = fib(pool, n - 2);
-  g.wait();
-  return a + b;
-}
+using weft::test::fib;
 
 TEST(Interleave, PoolPostSubmitGroupShutdown) {
   weft::test::Watchdog dog("interleaved pool", std::chrono::seconds(240));

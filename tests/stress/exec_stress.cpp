@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stress.hpp"
+#include "fork_join.hpp"
 #include "watchdog.hpp"
 #include "weft/detail/work_stealing_deque.hpp"
 #include "weft/exec/parallel_for.hpp"
@@ -71,15 +72,7 @@ TEST(PoolStress, SubmitGetRoundTripsFromManyThreads) {
   EXPECT_EQ(sum.load(), 4 * (per * (per - 1) / 2));
 }
 
-long fib(weft::ThreadPool& pool, int n) {
-  if (n < 2) return n;
-  long a = 0;
-  weft::TaskGroup g(pool);
-  g.run([&] { a = fib(pool, n - 1); });
-  const long b = fib(pool, n - 2);
-  g.wait();
-  return a + b;
-}
+using weft::test::fib;
 
 TEST(PoolStress, ForkJoinAcrossWorkerCounts) {
   weft::test::Watchdog dog("fork-join stress");

@@ -22,11 +22,10 @@
 #include <memory>
 #include <new>
 #include <optional>
-#include <stdexcept>
-#include <string>
 #include <utility>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/detail/ring_capacity.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/detail/wait_slot.hpp"
 #include "weft/sync/wait_options.hpp"
@@ -37,12 +36,9 @@ template <class T>
 class SpscQueue {
  public:
   // Capacity rounded up to a power of two; at least 2. Throws
-  // std::invalid_argument for 0 or more than 2^40.
+  // std::invalid_argument for 0 or more than 2^40 (detail::ring_capacity).
   explicit SpscQueue(std::size_t capacity) {
-    if (capacity == 0 || capacity > (std::size_t{1} << 40))
-      throw std::invalid_argument("weft::SpscQueue: capacity must be in [1, 2^40], got " + std::to_string(capacity));
-    std::size_t c = 2;
-    while (c < capacity) c <<= 1;
+    const std::size_t c = detail::ring_capacity("weft::SpscQueue", capacity);
     mask_ = c - 1;
     slots_ = std::make_unique<Slot[]>(c);
   }

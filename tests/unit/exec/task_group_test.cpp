@@ -5,6 +5,7 @@
 #include <atomic>
 #include <stdexcept>
 
+#include "fork_join.hpp"
 #include "watchdog.hpp"
 
 namespace {
@@ -15,15 +16,7 @@ weft::PoolOptions workers(int n) {
   return o;
 }
 
-long fib(weft::ThreadPool& pool, int n) {
-  if (n < 2) return n;
-  long a = 0;
-  weft::TaskGroup g(pool);
-  g.run([&] { a = fib(pool, n - 1); });
-  const long b = fib(pool, n - 2);
-  g.wait();
-  return a + b;
-}
+using weft::test::fib;
 
 TEST(TaskGroup, FibFromInsideAndOutsideThePool) {
   weft::test::Watchdog dog("fib(20)");
