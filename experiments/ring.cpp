@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "weft/detail/cache_line.hpp"
-#include "weft/detail/futex.hpp"
+#include "weft/detail/sync/futex.hpp"
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/topo/affinity.hpp"

@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "weft/detail/cache_line.hpp"
-#include "weft/detail/futex.hpp"
-#include "weft/detail/spin_wait.hpp"
+#include "weft/detail/sync/futex.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/sync/wait_options.hpp"

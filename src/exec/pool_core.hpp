@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "weft/detail/cache_line.hpp"
-#include "weft/detail/work_stealing_deque.hpp"
+#include "weft/detail/exec/deque.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/sync/parker.hpp"
 

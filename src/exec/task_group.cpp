@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "weft/detail/block_on.hpp"
-#include "weft/detail/futex.hpp"
+#include "weft/detail/exec/block_on.hpp"
+#include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
 
 namespace weft {

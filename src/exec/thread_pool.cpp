@@ -8,11 +8,11 @@
 #include <system_error>
 
 #include "pool_core.hpp"
-#include "weft/detail/block_on.hpp"
-#include "weft/detail/fault_injection.hpp"
-#include "weft/detail/futex.hpp"
+#include "weft/detail/exec/block_on.hpp"
+#include "weft/detail/exec/fault_injection.hpp"
+#include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
-#include "weft/detail/spin_wait.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
 

@@ -1,4 +1,4 @@
-#include "weft/detail/work_stealing_deque.hpp"
+#include "weft/detail/exec/deque.hpp"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include <weft/io/reader.hpp>
+#include "weft/io/reader.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include <weft/io/writer.hpp>
+#include "weft/io/writer.hpp"
 
 #include <fcntl.h>
 #include <sys/uio.h>

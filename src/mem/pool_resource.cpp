@@ -1,7 +1,7 @@
 // PoolResource: the slow paths (new heap, new chunk, remote free, thread exit)
 // and the process-wide bookkeeping behind them. The same-thread fast paths
 // are inline in weft/mem/pool_resource.hpp.
-#include <weft/mem/pool_resource.hpp>
+#include "weft/mem/pool_resource.hpp"
 
 #include <pthread.h>
 

@@ -1,8 +1,8 @@
 #include "weft/sync/event.hpp"
 
-#include "weft/detail/futex.hpp"
+#include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
-#include "weft/detail/spin_wait.hpp"
+#include "weft/detail/sync/spin.hpp"
 
 namespace weft {
 

@@ -1,4 +1,4 @@
-#include "weft/detail/futex.hpp"
+#include "weft/detail/sync/futex.hpp"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>

@@ -9,9 +9,9 @@
 #include <thread>
 #include <vector>
 
-#include "weft/detail/futex.hpp"
+#include "weft/detail/sync/futex.hpp"
 #include "weft/detail/cache_line.hpp"
-#include "weft/detail/spin_wait.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "weft/sync/cpu_relax.hpp"
 
 namespace weft {

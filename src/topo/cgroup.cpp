@@ -1,4 +1,4 @@
-#include "weft/detail/cgroup.hpp"
+#include "weft/detail/topo/cgroup.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -13,7 +13,7 @@
 #include <system_error>
 #include <utility>
 
-#include "weft/detail/topology_builder.hpp"
+#include "weft/detail/topo/builder.hpp"
 
 namespace weft {
 

@@ -12,7 +12,7 @@
 #include "stress.hpp"
 #include "fork_join.hpp"
 #include "watchdog.hpp"
-#include "weft/detail/work_stealing_deque.hpp"
+#include "weft/detail/exec/deque.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"

@@ -2,7 +2,7 @@
 // reader either delivers the whole file (it had already reached the end) or
 // throws the "shrank while being read" error. A silently short read is the
 // bug this looks for.
-#include <weft/io/reader.hpp>
+#include "weft/io/reader.hpp"
 
 #include <gtest/gtest.h>
 

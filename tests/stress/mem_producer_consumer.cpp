@@ -2,8 +2,8 @@
 // queue to a consumer that frees them. The producer must reuse the
 // consumer's (remote) frees, so the pool's peak size is bounded by what is
 // in flight, whatever the scheduling: asserted on the pool's own counters.
-#include <weft/mem/pool_allocator.hpp>
-#include <weft/mem/pool_resource.hpp>
+#include "weft/mem/pool_allocator.hpp"
+#include "weft/mem/pool_resource.hpp"
 
 #include <gtest/gtest.h>
 

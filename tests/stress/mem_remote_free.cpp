@@ -2,7 +2,7 @@
 // size classes and free each other's, concurrently with their own
 // allocations. Checks that no block is handed out twice (each carries its
 // owner's stamp until freed) and that every chunk goes back once all is freed.
-#include <weft/mem/pool_resource.hpp>
+#include "weft/mem/pool_resource.hpp"
 
 #include <gtest/gtest.h>
 

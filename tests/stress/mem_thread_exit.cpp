@@ -1,8 +1,8 @@
 // What happens to a thread's pool memory when the thread exits: released at
 // once if all its blocks are free, else orphaned, then released by the free
 // of its last block, or adopted (and reused) by the next thread.
-#include <weft/mem/pool_allocator.hpp>
-#include <weft/mem/pool_resource.hpp>
+#include "weft/mem/pool_allocator.hpp"
+#include "weft/mem/pool_resource.hpp"
 
 #include <gtest/gtest.h>
 

@@ -45,9 +45,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "weft/detail/block_on.hpp"
+#include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/sched_point.hpp"
-#include "weft/detail/task.hpp"
+#include "weft/detail/exec/task.hpp"
 
 namespace weft {
 

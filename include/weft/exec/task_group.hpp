@@ -30,7 +30,7 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/sched_point.hpp"
-#include "weft/detail/task.hpp"
+#include "weft/detail/exec/task.hpp"
 #include "weft/exec/thread_pool.hpp"
 
 namespace weft {

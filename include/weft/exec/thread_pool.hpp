@@ -39,7 +39,7 @@
 #include <utility>
 #include <vector>
 
-#include "weft/detail/task.hpp"
+#include "weft/detail/exec/task.hpp"
 #include "weft/exec/future.hpp"
 #include "weft/sync/wait_options.hpp"
 #include "weft/topo/placement.hpp"

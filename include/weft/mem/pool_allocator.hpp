@@ -13,7 +13,7 @@
 // (the memory travels with the allocator, as with std::allocator).
 #pragma once
 
-#include <weft/mem/pool_resource.hpp>
+#include "weft/mem/pool_resource.hpp"
 
 #include <cstddef>
 #include <limits>

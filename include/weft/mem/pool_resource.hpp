@@ -42,7 +42,7 @@
 // * Not copyable or movable: blocks point back at their resource's heaps.
 #pragma once
 
-#include <weft/detail/mem_pool.hpp>
+#include "weft/detail/mem/size_classes.hpp"
 
 #include <array>
 #include <atomic>

@@ -9,7 +9,7 @@
 // holds. FIFO per producer; items from different producers interleave.
 //
 // try_push/try_pop never block; push/pop spin within WaitOptions, then sleep
-// until the other side makes room or adds an item (see detail/wait_slot.hpp).
+// until the other side makes room or adds an item (see detail/queue/wait_slot.hpp).
 //
 // Memory ordering: constructing an item in try_push happens before the
 // try_pop that returns it.
@@ -24,9 +24,9 @@
 #include <utility>
 
 #include "weft/detail/cache_line.hpp"
-#include "weft/detail/ring_capacity.hpp"
+#include "weft/detail/queue/ring_capacity.hpp"
 #include "weft/detail/sched_point.hpp"
-#include "weft/detail/wait_slot.hpp"
+#include "weft/detail/queue/wait_slot.hpp"
 #include "weft/sync/wait_options.hpp"
 
 namespace weft {

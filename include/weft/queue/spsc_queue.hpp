@@ -3,7 +3,7 @@
 // One thread pushes, one thread pops (each role may move between threads
 // only with a happens-before edge between the old and the new owner).
 // try_push/try_pop never block; push/pop spin within WaitOptions, then sleep
-// until the other side makes room or adds an item (see detail/wait_slot.hpp:
+// until the other side makes room or adds an item (see detail/queue/wait_slot.hpp:
 // a push wakes a sleeping pop at once; a try_push is noticed within 1 ms).
 //
 // Memory ordering: constructing an item in try_push happens before the
@@ -25,9 +25,9 @@
 #include <utility>
 
 #include "weft/detail/cache_line.hpp"
-#include "weft/detail/ring_capacity.hpp"
+#include "weft/detail/queue/ring_capacity.hpp"
 #include "weft/detail/sched_point.hpp"
-#include "weft/detail/wait_slot.hpp"
+#include "weft/detail/queue/wait_slot.hpp"
 #include "weft/sync/wait_options.hpp"
 
 namespace weft {

@@ -15,7 +15,7 @@
 #include <system_error>
 
 #include "watchdog.hpp"
-#include "weft/detail/fault_injection.hpp"
+#include "weft/detail/exec/fault_injection.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"

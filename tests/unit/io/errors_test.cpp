@@ -1,8 +1,8 @@
 // weft::Reader / weft::Writer failures: each throws std::system_error with
 // the errno as code() and the path in what(); the Writer destructor hands
 // what it cannot throw to the error handler (stderr by default).
-#include <weft/io/reader.hpp>
-#include <weft/io/writer.hpp>
+#include "weft/io/reader.hpp"
+#include "weft/io/writer.hpp"
 
 #include <gtest/gtest.h>
 

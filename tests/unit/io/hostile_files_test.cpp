@@ -1,8 +1,8 @@
 // weft::Reader / weft::Writer against files that change under them or run
 // out of room: every failure is a std::system_error naming the file, and no
 // byte is lost without one.
-#include <weft/io/reader.hpp>
-#include <weft/io/writer.hpp>
+#include "weft/io/reader.hpp"
+#include "weft/io/writer.hpp"
 
 #include <gtest/gtest.h>
 

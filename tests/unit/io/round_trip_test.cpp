@@ -1,7 +1,7 @@
 // weft::Reader / weft::Writer: data written through any mix of the APIs, in
 // random sizes and with various buffer sizes, reads back identical.
-#include <weft/io/reader.hpp>
-#include <weft/io/writer.hpp>
+#include "weft/io/reader.hpp"
+#include "weft/io/writer.hpp"
 
 #include <gtest/gtest.h>
 

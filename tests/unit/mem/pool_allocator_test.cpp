@@ -1,5 +1,5 @@
 // weft::PoolAllocator<T> in standard containers, and the pmr route.
-#include <weft/mem/pool_allocator.hpp>
+#include "weft/mem/pool_allocator.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // weft::PoolResource on one thread: size classes, alignment, reuse, the
 // upstream route, counters and release on destruction.
-#include <weft/mem/pool_resource.hpp>
+#include "weft/mem/pool_resource.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "watchdog.hpp"
-#include "weft/detail/spin_wait.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "test_clock.hpp"
 
 using namespace std::chrono_literals;

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "weft/detail/spin_wait.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "weft/sync/cpu_relax.hpp"
 
 using namespace std::chrono_literals;

@@ -1,4 +1,4 @@
-#include "weft/detail/cgroup.hpp"
+#include "weft/detail/topo/cgroup.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

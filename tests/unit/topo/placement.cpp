@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "weft/detail/topology_builder.hpp"
+#include "weft/detail/topo/builder.hpp"
 
 namespace weft {
 namespace {

@@ -1,4 +1,4 @@
-#include "weft/detail/topology_builder.hpp"
+#include "weft/detail/topo/builder.hpp"
 
 #include <gtest/gtest.h>
 

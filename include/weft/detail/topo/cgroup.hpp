@@ -1,4 +1,4 @@
-// weft/detail/cgroup.hpp — the cgroup CPU quota, parsed from file contents.
+// weft/detail/topo/cgroup.hpp — the cgroup CPU quota, parsed from file contents.
 //
 // available_parallelism() and cgroup_cpu_quota() read the live files; the
 // parsing lives here, apart from the reading, so tests can feed it strings

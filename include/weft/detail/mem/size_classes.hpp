@@ -1,4 +1,4 @@
-// weft/detail/mem_pool.hpp — the data layout behind weft::PoolResource.
+// weft/detail/mem/size_classes.hpp — the data layout behind weft::PoolResource.
 //
 // Internal: only weft/mem/pool_resource.hpp should include this. It is a
 // header (not hidden in src/) because the same-thread allocate/free path is

@@ -1,4 +1,4 @@
-// weft/detail/wait_slot.hpp — where a blocked queue operation sleeps.
+// weft/detail/queue/wait_slot.hpp — where a blocked queue operation sleeps.
 //
 // A queue operation that cannot proceed (pop on empty, push on full) spins
 // within WaitOptions, then sleeps on `seq` with a 1 ms time limit and looks
@@ -15,8 +15,8 @@
 #include <cstdint>
 
 #include "weft/detail/cache_line.hpp"
-#include "weft/detail/futex.hpp"
-#include "weft/detail/spin_wait.hpp"
+#include "weft/detail/sync/futex.hpp"
+#include "weft/detail/sync/spin.hpp"
 
 namespace weft::detail {
 

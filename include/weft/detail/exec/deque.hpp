@@ -1,4 +1,4 @@
-// weft/detail/work_stealing_deque.hpp — the Chase–Lev work-stealing deque.
+// weft/detail/exec/deque.hpp — the Chase–Lev work-stealing deque.
 //
 // One owner pushes and pops at the bottom (LIFO: the task it just spawned is
 // hot in its cache); any number of thieves steal at the top (FIFO: the
@@ -30,7 +30,7 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/sched_point.hpp"
-#include "weft/detail/task.hpp"
+#include "weft/detail/exec/task.hpp"
 
 namespace weft::detail {
 

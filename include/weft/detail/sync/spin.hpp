@@ -1,4 +1,4 @@
-// weft/detail/spin_wait.hpp — the spin half of spin-then-park.
+// weft/detail/sync/spin.hpp — the spin half of spin-then-park.
 //
 // spin_until(pred, opts) polls `pred` with a `pause` between polls for at
 // most the thread's current budget (WaitOptions::spin, shrunk by adaptation).

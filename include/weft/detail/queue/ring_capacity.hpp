@@ -1,4 +1,4 @@
-// weft/detail/ring_capacity.hpp — the queues' shared capacity rule.
+// weft/detail/queue/ring_capacity.hpp — the queues' shared capacity rule.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,4 @@
-// weft/detail/topology_builder.hpp — assemble a Topology by hand.
+// weft/detail/topo/builder.hpp — assemble a Topology by hand.
 //
 // Discovery feeds what hwloc reports through this builder, and tests use it
 // to describe machines the test host is not (several packages, SMT, split

@@ -1,4 +1,4 @@
-// weft/detail/block_on.hpp — how the pool's waits wait.
+// weft/detail/exec/block_on.hpp — how the pool's waits wait.
 //
 // block_on(word, done, waiter_bit, ...) returns once done(word) holds. It
 // helps first: on a worker thread it runs other queued tasks while the
@@ -12,7 +12,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "weft/detail/task.hpp"
+#include "weft/detail/exec/task.hpp"
 #include "weft/sync/wait_options.hpp"
 
 namespace weft::detail {

@@ -1,4 +1,4 @@
-// weft/detail/task.hpp — the type-erased unit of work the pool queues.
+// weft/detail/exec/task.hpp — the type-erased unit of work the pool queues.
 //
 // A task is one allocation holding a header and the callable (and, for
 // submit(), the future's result): deques and queues hold Task pointers.

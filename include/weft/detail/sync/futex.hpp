@@ -1,4 +1,4 @@
-// weft/detail/futex.hpp — the Linux futex on a 32-bit atomic word.
+// weft/detail/sync/futex.hpp — the Linux futex on a 32-bit atomic word.
 //
 // weft parks on the futex directly rather than through std::atomic::wait:
 // libstdc++ 12's wait spins by itself (12 pauses, 4 yields) before sleeping,

@@ -1,4 +1,4 @@
-// weft/detail/fault_injection.hpp — seams through which tests make the
+// weft/detail/exec/fault_injection.hpp — seams through which tests make the
 // system fail where it rarely does.
 #pragma once
 
