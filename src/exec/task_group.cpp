@@ -1,12 +1,23 @@
 #include "weft/exec/task_group.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
 
 namespace weft {
+
+namespace detail {
+thread_local constinit GroupFrame* t_group_frames = nullptr;
+}  // namespace detail
+
+bool TaskGroup::running_on_this_thread() const noexcept {
+  for (const detail::GroupFrame* f = detail::t_group_frames; f != nullptr; f = f->below)
+    if (f->group == this) return true;
+  return false;
+}
 
 void TaskGroup::record(std::exception_ptr e) noexcept {
   // acq_rel: one winner stores the exception; wait() reads it after the
@@ -25,8 +36,15 @@ void TaskGroup::finish_one() noexcept {
 
 void TaskGroup::wait() {
   // acquire: pairs with finish_one()'s release.
-  if (!done(state_.load(std::memory_order_acquire)))
+  if (!done(state_.load(std::memory_order_acquire))) {
+    // Only a wait that would block can be one from inside: the calling task
+    // itself is still pending.
+    if (running_on_this_thread())
+      throw std::logic_error(
+          "weft::TaskGroup::wait() called from one of its own tasks (it would wait for itself; "
+          "wait in the code that run() the tasks, outside the group)");
     detail::block_on(state_, &TaskGroup::done, kWaiter, detail::on_worker_thread());
+  }
   std::uint32_t w = kWaiter;
   // relaxed: clears our bit when nothing is pending; if a run() raced in,
   // the bit stays and only costs a spare wake call.

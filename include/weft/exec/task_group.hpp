@@ -12,6 +12,10 @@
 // thread, including from the group's own tasks, until wait() returns; the
 // group can be reused after wait().
 //
+// wait() called from one of the group's own tasks (directly, or from a task
+// of another group that a wait nested inside the group's task ran) would
+// wait for itself: it throws std::logic_error instead.
+//
 // Destruction waits for the group's tasks; an exception nobody wait()ed for
 // is printed to stderr (a destructor must not throw), never lost silently.
 //
@@ -34,6 +38,20 @@
 #include "weft/exec/thread_pool.hpp"
 
 namespace weft {
+
+class TaskGroup;
+
+namespace detail {
+// The group tasks running on this thread, innermost first: each GroupTask
+// links a frame on its own stack while it runs. A wait() that would block
+// walks it to refuse waiting for itself; a task pays two thread-local
+// stores for it, a wait() that does not block pays nothing.
+struct GroupFrame {
+  const TaskGroup* group;
+  GroupFrame* below;
+};
+extern thread_local constinit GroupFrame* t_group_frames;
+}  // namespace detail
 
 class TaskGroup {
  public:
@@ -82,11 +100,14 @@ class TaskGroup {
     static void execute_impl(detail::Task* t) noexcept {
       auto* self = static_cast<GroupTask*>(t);
       TaskGroup* g = self->group;
+      detail::GroupFrame frame{g, detail::t_group_frames};
+      detail::t_group_frames = &frame;
       try {
         self->fn();
       } catch (...) {
         g->record(std::current_exception());
       }
+      detail::t_group_frames = frame.below;
       detail::delete_task(self);
       g->finish_one();
     }
@@ -99,6 +120,7 @@ class TaskGroup {
   };
 
   void record(std::exception_ptr e) noexcept;
+  [[nodiscard]] bool running_on_this_thread() const noexcept;
   void finish_one() noexcept;
   static bool done(std::uint32_t w) noexcept { return (w >> 1) == 0; }
 

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <string>
 
 #include "fork_join.hpp"
 #include "watchdog.hpp"
@@ -72,6 +73,58 @@ TEST(TaskGroup, TasksMayRunMoreTasksIntoTheGroup) {
     });
   g.wait();
   EXPECT_EQ(n.load(), 100);
+}
+
+// A task that waits for its own group waits for itself: wait() must say so
+// instead of hanging, whether the task runs straight on a worker or further
+// up a worker's stack, under another group's wait that helped run it.
+std::string wait_from_inside(weft::TaskGroup& g) {
+  try {
+    g.wait();
+  } catch (const std::logic_error& e) {
+    return e.what();
+  }
+  return "wait() returned";
+}
+
+TEST(TaskGroup, WaitFromItsOwnTaskThrows) {
+  weft::test::Watchdog dog("TaskGroup::wait() from its own task", std::chrono::seconds(30));
+  const std::string expected = "TaskGroup::wait() called from one of its own tasks";
+  for (int w : {1, 2}) {
+    weft::ThreadPool pool(workers(w));
+    weft::TaskGroup g(pool);
+    std::string direct;
+    g.run([&] { direct = wait_from_inside(g); });
+    g.wait();
+    EXPECT_NE(direct.find(expected), std::string::npos) << w << " workers: " << direct;
+  }
+  // One worker: the inner group's task can only run nested inside g's task,
+  // by inner.wait() helping.
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGroup g(pool);
+  std::string nested;
+  g.run([&] {
+    weft::TaskGroup inner(pool);
+    inner.run([&] { nested = wait_from_inside(g); });
+    inner.wait();
+  });
+  g.wait();
+  EXPECT_NE(nested.find(expected), std::string::npos) << nested;
+}
+
+TEST(TaskGroup, WaitOnAnotherGroupFromATaskStillWorks) {
+  weft::test::Watchdog dog("wait on another group from a task");
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGroup outer(pool);
+  weft::TaskGroup other(pool);
+  std::atomic<int> ran{0};
+  other.run([&] { ran.fetch_add(1); });
+  outer.run([&] {
+    other.wait();
+    ran.fetch_add(1);
+  });
+  outer.wait();
+  EXPECT_EQ(ran.load(), 2);
 }
 
 TEST(TaskGroup, WaitWithNothingRunReturns) {
