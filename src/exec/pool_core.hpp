@@ -14,6 +14,7 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/exec/deque.hpp"
+#include "idle_workers.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/sync/parker.hpp"
 
@@ -50,26 +51,21 @@ class PoolCore {
   void shutdown();
   void record_exception(std::exception_ptr e) noexcept;
   bool help_one(Worker& w) noexcept;
+  bool quiescent() const noexcept;
 
   int size() const noexcept { return static_cast<int>(workers_.size()); }
   const std::vector<int>& cpus() const noexcept { return cpus_; }
 
  private:
   friend class ::weft::ThreadPool;
+  friend class IdleWorkers;
   static constexpr int kMaxInjectors = 256;
-  // idle_state_: searching workers in the low 32 bits, sleeping in the high.
-  static constexpr std::uint64_t kSearching = 1;
-  static constexpr std::uint64_t kSleeping = std::uint64_t{1} << 32;
-  static std::uint32_t searching(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s); }
-  static std::uint32_t sleeping(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s >> 32); }
 
   void run_worker(Worker& w);
   Task* find_task(Worker& w) noexcept;
   Task* steal_any(Worker& w) noexcept;
   bool anything_queued() const noexcept;
-  void notify_one() noexcept;
   Source& injector_for_this_thread();
-  bool quiescent() const noexcept;
 
  public:
   void execute(Worker& w, Task* t) noexcept;
@@ -90,13 +86,8 @@ class PoolCore {
   Source overflow_;
   std::mutex overflow_mutex_;
 
-  // Sleep/wake protocol (docs/design/pool.md).
-  alignas(kCacheLine) std::atomic<std::uint64_t> idle_state_{0};
-  std::mutex sleepers_mutex_;
-  std::vector<int> sleepers_;  // parked workers, guarded by sleepers_mutex_
-
-  // wait_idle(): bumped by a worker going to sleep; bit 0 = someone waits.
-  alignas(kCacheLine) std::atomic<std::uint32_t> idle_epoch_{0};
+  // Sleep/wake protocol and quiescence waits (docs/design/pool.md).
+  IdleWorkers idle_{*this};
 
   alignas(kCacheLine) std::atomic<bool> closed_{false};  // outside submissions refused
   std::atomic<bool> stop_{false};                        // workers exit once idle

@@ -13,6 +13,11 @@ namespace detail {
 thread_local constinit GroupFrame* t_group_frames = nullptr;
 }  // namespace detail
 
+namespace {
+// Bit 0 of the state word: a waiter may sleep on it (the count is in bits 1-31).
+constexpr std::uint32_t kWaiter = 1;
+}  // namespace
+
 bool TaskGroup::running_on_this_thread() const noexcept {
   for (const detail::GroupFrame* f = detail::t_group_frames; f != nullptr; f = f->below)
     if (f->group == this) return true;

@@ -12,7 +12,7 @@
 #include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
-#include "weft/detail/sync/spin.hpp"
+#include "weft/detail/sync/wait.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
 
@@ -88,43 +88,25 @@ void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept { futex_wake(word
 
 void record_post_exception(PoolCore* pool, std::exception_ptr e) noexcept { pool->record_exception(e); }
 
+namespace {
+// A pool wait: the waiter-bit protocol, helping on a worker thread.
+struct BlockOn : WaiterBitWait<DonePredicate> {
+  bool helping;
+  bool help() const noexcept { return helping && help_one(); }
+  bool helps() const noexcept { return helping; }
+  // A helping worker sleeps at most 1 ms at a time: work it could help
+  // with may be queued where no wake-up reaches it (it is neither
+  // searching nor parked as idle).
+  std::chrono::nanoseconds max_sleep() const noexcept {
+    return helping ? std::chrono::milliseconds(1) : std::chrono::nanoseconds::zero();
+  }
+};
+}  // namespace
+
 bool block_on(std::atomic<std::uint32_t>& word, DonePredicate done, std::uint32_t waiter_bit, bool help,
               std::chrono::nanoseconds timeout) noexcept {
-  const std::int64_t deadline = timeout > std::chrono::nanoseconds::zero() ? now_ns() + timeout.count() : 0;
-  const WaitOptions opts;
-  for (;;) {
-    // acquire: the completer's release makes the result visible.
-    if (done(word.load(std::memory_order_acquire))) return true;
-    if (help && help_one()) continue;
-    const auto spun = spin_until([&] { return done(word.load(std::memory_order_acquire)); }, opts);
-    if (spun.satisfied) {
-      adapt(spun, opts, 0);
-      return true;
-    }
-    std::uint32_t w = word.load(std::memory_order_relaxed);  // relaxed: re-read with acquire above
-    if (done(w)) continue;
-    if ((w & waiter_bit) == 0) {
-      // relaxed: the bit only has to be in the word the completer's RMW
-      // reads; the word's modification order does that.
-      if (!word.compare_exchange_weak(w, w | waiter_bit, std::memory_order_relaxed, std::memory_order_relaxed))
-        continue;
-      w |= waiter_bit;
-    }
-    std::int64_t slice = 0;
-    if (deadline != 0) {
-      slice = deadline - now_ns();
-      if (slice <= 0) {
-        adapt(spun, opts, now_ns());
-        return done(word.load(std::memory_order_acquire));
-      }
-    }
-    // A helping worker sleeps at most 1 ms at a time: work it could help
-    // with may be queued where no wake-up reaches it (it is neither
-    // searching nor parked as idle).
-    if (help && (slice == 0 || slice > 1'000'000)) slice = 1'000'000;
-    futex_wait(word, w, std::chrono::nanoseconds(slice));
-    adapt(spun, opts, now_ns());
-  }
+  BlockOn p{{{}, word, done, waiter_bit}, help};
+  return wait_until(p, WaitOptions{}, Deadline::after(timeout));
 }
 
 // ---- PoolCore ----------------------------------------------------------------
@@ -223,7 +205,7 @@ void PoolCore::push(Task* t) {
     // then rescans the queues — the store-load pattern of Dekker's mutual
     // exclusion. Without it a submitter and a sleeper can miss each other.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    notify_one();
+    idle_.notify_one();
     return;
   }
   // relaxed: a fast refusal only; the decisive check is after the fence.
@@ -255,27 +237,7 @@ void PoolCore::push(Task* t) {
     }
     // A worker already took it: it runs, the submission stands.
   }
-  notify_one();
-}
-
-void PoolCore::notify_one() noexcept {
-  sched_point();
-  // relaxed: ordered after the caller's push by its seq_cst fence.
-  const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
-  if (searching(s) != 0 || sleeping(s) == 0) return;  // someone looks already, or nobody sleeps
-  int idx;
-  {
-    std::lock_guard lock(sleepers_mutex_);
-    const std::uint64_t again = idle_state_.load(std::memory_order_relaxed);  // relaxed: under the lock
-    if (searching(again) != 0 || sleepers_.empty()) return;
-    idx = sleepers_.back();
-    sleepers_.pop_back();
-    // The woken worker starts out searching, so the next submitters do not
-    // wake another for the same task. relaxed: the lock orders it against
-    // other sleep transitions; the unpark below publishes to the worker.
-    idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);
-  }
-  workers_[static_cast<std::size_t>(idx)]->parker.unpark();
+  idle_.notify_one();
 }
 
 bool PoolCore::anything_queued() const noexcept {
@@ -335,74 +297,11 @@ bool PoolCore::help_one(Worker& w) noexcept {
 
 void PoolCore::run_worker(Worker& w) {
   this_worker() = {this, &w};
-  bool is_searching = false;
   for (;;) {
     Task* t = find_task(w);
-    if (t == nullptr) {
-      if (!is_searching) {
-        // relaxed: submitters read it after their seq_cst fence; a stale
-        // count can only cause one wake-up too many or too few, and "too
-        // few" is covered by the rescan before sleeping.
-        idle_state_.fetch_add(kSearching, std::memory_order_relaxed);
-        is_searching = true;
-      }
-      // Search for the spin budget (adaptive, like every wait in weft: an
-      // idle pool's searches keep failing and shrink to 1/64 of it).
-      const auto spun = spin_until([&] { return (t = steal_any(w)) != nullptr; }, options_.wait);
-      if (t == nullptr) {
-        // Announce the sleep, then look once more: a submitter that pushed
-        // before our announcement either sees it and wakes us, or its push is
-        // visible to the rescan (see push()).
-        {
-          std::lock_guard lock(sleepers_mutex_);
-          sleepers_.push_back(w.index);
-          idle_state_.fetch_add(kSleeping - kSearching, std::memory_order_seq_cst);  // seq_cst: see push()
-        }
-        is_searching = false;
-        sched_point();
-        // acq_rel: wait_idle() waiters see the completions before the bump.
-        if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
-        std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: the rescan below must follow the RMW
-        sched_point();
-        const bool stopping = stop_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
-        if (anything_queued() || stopping) {
-          bool was_listed = false;
-          {
-            std::lock_guard lock(sleepers_mutex_);
-            auto it = std::find(sleepers_.begin(), sleepers_.end(), w.index);
-            if (it != sleepers_.end()) {
-              sleepers_.erase(it);
-              was_listed = true;
-              idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);  // relaxed: under the lock
-            }
-          }
-          if (!was_listed) w.parker.park();  // a waker took us off the list: its permit is on its way
-          is_searching = true;
-          if (stopping && !anything_queued()) break;
-          adapt(spun, options_.wait, now_ns());
-          continue;
-        }
-        w.parker.park(WaitOptions{std::chrono::nanoseconds(0), false});  // we have spun already
-        adapt(spun, options_.wait, now_ns());
-        is_searching = true;  // the waker counted us as searching
-        if (stop_.load(std::memory_order_acquire) && !anything_queued()) break;
-        continue;
-      }
-      adapt(spun, options_.wait, 0);
-    }
-    if (is_searching) {
-      is_searching = false;
-      // relaxed: as above. The last searcher to find work wakes another if
-      // more is queued, so a burst pushed before anyone woke is shared.
-      const std::uint64_t before = idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);
-      if (searching(before) == 1 && anything_queued()) {
-        std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: notify_one reads after a fence
-        notify_one();
-      }
-    }
+    if (t == nullptr && (t = idle_.search_or_sleep(w)) == nullptr) break;  // null: the pool stops
     execute(w, t);
   }
-  if (is_searching) idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);  // relaxed: shutting down
   this_worker() = {};
 }
 
@@ -425,20 +324,7 @@ bool PoolCore::quiescent() const noexcept {
 void PoolCore::wait_idle() {
   if (this_worker().pool == this)
     throw std::logic_error("weft::ThreadPool::wait_idle() called from one of the pool's own workers (it would wait for itself)");
-  for (;;) {
-    if (quiescent()) break;
-    std::uint32_t e = idle_epoch_.load(std::memory_order_acquire);  // acquire: pairs with the workers' bump
-    if ((e & 1) == 0) {
-      // relaxed: only has to be in the word before we sleep on it. The bit
-      // stays set once a pool has been waited on: clearing it could strand a
-      // second waiter, and a wake call nobody needs costs only a syscall.
-      if (!idle_epoch_.compare_exchange_weak(e, e | 1, std::memory_order_relaxed, std::memory_order_relaxed))
-        continue;
-      e |= 1;
-    }
-    if (quiescent()) break;
-    futex_wait(idle_epoch_, e, std::chrono::milliseconds(10));
-  }
+  idle_.wait_quiescent();
   std::exception_ptr e;
   {
     std::lock_guard lock(error_mutex_);
@@ -454,14 +340,7 @@ void PoolCore::shutdown() {
   assert(this_worker().pool != this && "a pool cannot be shut down from one of its own workers");
   closed_.store(true, std::memory_order_seq_cst);  // seq_cst: see push()
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  for (;;) {
-    if (quiescent()) break;
-    // acquire: pairs with the workers' bump, as in wait_idle().
-    std::uint32_t e = idle_epoch_.load(std::memory_order_acquire) | 1;
-    idle_epoch_.fetch_or(1, std::memory_order_relaxed);  // relaxed: as in wait_idle()
-    if (quiescent()) break;
-    futex_wait(idle_epoch_, e, std::chrono::milliseconds(10));
-  }
+  idle_.wait_quiescent();
   stop_.store(true, std::memory_order_seq_cst);  // seq_cst: pairs with the workers' fence before sleeping
   for (auto& w : workers_) w->parker.unpark();
   for (auto& w : workers_) w->thread.join();

@@ -21,9 +21,9 @@
 //
 // Memory ordering: everything a task did happens before wait() returns.
 //
-// State word: (pending tasks << 1) | kWaiter. run() adds 2; a finishing
-// task subtracts 2 and wakes the futex if that left 0 pending with kWaiter
-// set; a waiter about to sleep sets kWaiter.
+// State word: (pending tasks << 1) | waiter bit. run() adds 2; a finishing
+// task subtracts 2 and wakes the futex if that left 0 pending with the
+// waiter bit set; a waiter about to sleep sets the bit (src/exec/task_group.cpp).
 #pragma once
 
 #include <atomic>
@@ -82,8 +82,6 @@ class TaskGroup {
 
   // Waits for every task run() so far; rethrows the first exception.
   void wait();
-
-  static constexpr std::uint32_t kWaiter = 1;
 
  private:
   static constexpr std::uint32_t kMaxPending = 0xfffffffeu;

@@ -2,10 +2,10 @@
 //
 // set() lets every current and future wait() return until reset(). wait()
 // spins within WaitOptions (wait_options.hpp), then sleeps on a futex.
-// try_wait() never blocks. Any number of threads may wait, set and reset.
+// is_set() never blocks. Any number of threads may wait, set and reset.
 //
 // Memory ordering: everything a thread did before set() happens before
-// everything a waiter does after a wait()/try_wait() that observed that set.
+// everything a waiter does after a wait()/is_set() that observed that set.
 // A reset() that races a set() can hide that set from waiters that had not
 // yet observed it (they keep waiting for the next set()); a waiter that
 // observed it returns. Use a counter or a Parker when every pulse must count.
@@ -25,7 +25,9 @@
 // set() exchanges in kSet and makes the wake system call only when it saw
 // kWaiters, so setting an event nobody sleeps on costs one atomic exchange.
 // reset() is a compare-exchange kSet->kUnset, so it can never overwrite
-// kWaiters with kUnset (which would strand the sleepers).
+// kWaiters with kUnset (which would strand the sleepers). The values are
+// detail::EventWord's (weft/detail/sync/word_states.hpp); the waiting side
+// is src/sync/event.cpp, over the engine in weft/detail/sync/wait.hpp.
 #pragma once
 
 #include <atomic>
@@ -34,13 +36,14 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/sched_point.hpp"
+#include "weft/detail/sync/word_states.hpp"
 #include "weft/sync/wait_options.hpp"
 
 namespace weft {
 
 class Event {
  public:
-  explicit Event(bool initially_set = false) noexcept : state_(initially_set ? kSet : kUnset) {}
+  explicit Event(bool initially_set = false) noexcept : state_(initially_set ? W::kSet : W::kUnset) {}
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
 
@@ -48,41 +51,36 @@ class Event {
     detail::sched_point();
     // release: publishes the setter's writes to every waiter's acquire.
     // Exchange rather than store: the old value says whether anyone sleeps.
-    if (state_.exchange(kSet, std::memory_order_release) == kWaiters) wake_slow();
+    if (state_.exchange(W::kSet, std::memory_order_release) == W::kWaiters) wake_slow();
   }
 
   void reset() noexcept {
     detail::sched_point();
-    std::uint32_t expected = kSet;
+    std::uint32_t expected = W::kSet;
     // relaxed: reset publishes nothing; it only has to leave kWaiters alone,
     // which the compare-exchange guarantees.
-    state_.compare_exchange_strong(expected, kUnset, std::memory_order_relaxed,
+    state_.compare_exchange_strong(expected, W::kUnset, std::memory_order_relaxed,
                                    std::memory_order_relaxed);
   }
 
   // acquire: pairs with set()'s release.
-  [[nodiscard]] bool try_wait() const noexcept {
-    return state_.load(std::memory_order_acquire) == kSet;
-  }
-  [[nodiscard]] bool is_set() const noexcept { return try_wait(); }
+  [[nodiscard]] bool is_set() const noexcept { return state_.load(std::memory_order_acquire) == W::kSet; }
 
   void wait(const WaitOptions& opts = {}) const noexcept {
-    if (try_wait()) return;
+    if (is_set()) return;
     wait_slow(opts, std::chrono::nanoseconds::zero());
   }
 
   // True if the event was set within `timeout`.
   bool wait_for(std::chrono::nanoseconds timeout, const WaitOptions& opts = {}) const noexcept {
-    if (try_wait()) return true;
+    if (is_set()) return true;
     if (timeout <= std::chrono::nanoseconds::zero()) return false;
     return wait_slow(opts, timeout);
   }
 
-  static constexpr std::uint32_t kUnset = 0;
-  static constexpr std::uint32_t kSet = 1;
-  static constexpr std::uint32_t kWaiters = 2;
-
  private:
+  using W = detail::EventWord;
+
   bool wait_slow(const WaitOptions& opts, std::chrono::nanoseconds timeout) const noexcept;
   void wake_slow() noexcept;
 

@@ -23,11 +23,13 @@
 //   kParked    owner asleep on the futex   (owner is asleep)        -> kNotified + futex wake
 //
 // park() moves kNotified->kEmpty and kEmpty->kParked with one fetch_sub
-// (the encoding below makes that work), so the owner either takes the permit
+// (ParkerWord's encoding makes that work), so the owner either takes the permit
 // or announces that it sleeps, atomically: an unpark() cannot slip between
 // the owner's check and its sleep. unpark() exchanges in kNotified and makes
 // the futex call only when it saw kParked, so unparking an awake owner costs
-// one atomic exchange and no system call.
+// one atomic exchange and no system call. The values are detail::ParkerWord's
+// (weft/detail/sync/word_states.hpp); the waiting side is src/sync/parker.cpp,
+// over the engine in weft/detail/sync/wait.hpp.
 #pragma once
 
 #include <atomic>
@@ -36,6 +38,7 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/sched_point.hpp"
+#include "weft/detail/sync/word_states.hpp"
 #include "weft/sync/wait_options.hpp"
 
 namespace weft {
@@ -51,8 +54,8 @@ class Parker {
     detail::sched_point();
     // Fast path: a permit is already there. acquire: pairs with unpark()'s
     // release so the unparker's writes are visible after we return.
-    std::uint32_t expected = kNotified;
-    if (state_.compare_exchange_strong(expected, kEmpty, std::memory_order_acquire,
+    std::uint32_t expected = W::kNotified;
+    if (state_.compare_exchange_strong(expected, W::kEmpty, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
       return;
     }
@@ -61,9 +64,9 @@ class Parker {
 
   // As park(), but gives up after `timeout`; true if a permit was consumed.
   bool park_for(std::chrono::nanoseconds timeout, const WaitOptions& opts = {}) noexcept {
-    std::uint32_t expected = kNotified;
+    std::uint32_t expected = W::kNotified;
     // acquire: as in park().
-    if (state_.compare_exchange_strong(expected, kEmpty, std::memory_order_acquire,
+    if (state_.compare_exchange_strong(expected, W::kEmpty, std::memory_order_acquire,
                                        std::memory_order_relaxed)) {
       return true;
     }
@@ -77,25 +80,21 @@ class Parker {
     // release: publishes the unparker's writes to the owner's acquire in
     // park(). The exchange (not a plain store) tells us whether the owner
     // announced sleep, so the system call is made only then.
-    if (state_.exchange(kNotified, std::memory_order_release) == kParked) wake_slow();
+    if (state_.exchange(W::kNotified, std::memory_order_release) == W::kParked) wake_slow();
   }
 
   // Whether a permit is waiting (a snapshot, for tests and diagnostics).
   [[nodiscard]] bool notified() const noexcept {
-    return state_.load(std::memory_order_relaxed) == kNotified;
+    return state_.load(std::memory_order_relaxed) == W::kNotified;
   }
 
-  static constexpr std::uint32_t kEmpty = 0;
-  static constexpr std::uint32_t kNotified = 1;
-  static constexpr std::uint32_t kParked = 0xffffffffu;  // kEmpty - 1: fetch_sub lands here
-  static_assert(kNotified - 1 == kEmpty && kEmpty - 1 == kParked,
-                "park() relies on one fetch_sub moving kNotified->kEmpty and kEmpty->kParked");
-
  private:
+  using W = detail::ParkerWord;
+
   bool park_slow(const WaitOptions& opts, std::chrono::nanoseconds timeout) noexcept;
   void wake_slow() noexcept;
 
-  alignas(detail::kCacheLine) std::atomic<std::uint32_t> state_{kEmpty};
+  alignas(detail::kCacheLine) std::atomic<std::uint32_t> state_{W::kEmpty};
 };
 
 }  // namespace weft

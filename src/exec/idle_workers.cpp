@@ -1,0 +1,138 @@
+#include "idle_workers.hpp"
+
+#include <algorithm>
+
+#include "pool_core.hpp"
+#include "weft/detail/sched_point.hpp"
+#include "weft/detail/sync/futex.hpp"
+#include "weft/detail/sync/spin.hpp"
+#include "weft/detail/sync/wait.hpp"
+
+namespace weft::detail {
+
+Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
+  const WaitOptions& opts = pool_.options_.wait;
+  // relaxed: submitters read it after their seq_cst fence; a stale count
+  // can only cause one wake-up too many or too few, and "too few" is
+  // covered by the rescan before sleeping.
+  idle_state_.fetch_add(kSearching, std::memory_order_relaxed);
+  for (;;) {
+    // Search for the spin budget (adaptive, like every wait in weft: an
+    // idle pool's searches keep failing and shrink to 1/64 of it).
+    Task* t = nullptr;
+    const auto spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; }, opts);
+    if (t != nullptr) {
+      adapt(spun, opts, 0);
+      return found(t);
+    }
+    // Announce the sleep, then look once more: a submitter that pushed
+    // before our announcement either sees it and wakes us, or its push is
+    // visible to the rescan (see PoolCore::push()).
+    {
+      std::lock_guard lock(sleepers_mutex_);
+      sleepers_.push_back(w.index);
+      idle_state_.fetch_add(kSleeping - kSearching, std::memory_order_seq_cst);  // seq_cst: see push()
+    }
+    sched_point();
+    // acq_rel: wait_quiescent() waiters see the completions before the bump.
+    if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: the rescan below must follow the RMW
+    sched_point();
+    const bool stopping = pool_.stop_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+    if (pool_.anything_queued() || stopping) {
+      bool was_listed = false;
+      {
+        std::lock_guard lock(sleepers_mutex_);
+        auto it = std::find(sleepers_.begin(), sleepers_.end(), w.index);
+        if (it != sleepers_.end()) {
+          sleepers_.erase(it);
+          was_listed = true;
+          idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);  // relaxed: under the lock
+        }
+      }
+      if (!was_listed) w.parker.park();  // a waker took us off the list: its permit is on its way
+      if (stopping && !pool_.anything_queued()) return leave();
+    } else {
+      w.parker.park(WaitOptions{std::chrono::nanoseconds(0), false});  // we have spun already
+      // The waker counted us as searching. acquire: shutdown()'s stores
+      // before its stop_ store (the queues are quiet by then).
+      if (pool_.stop_.load(std::memory_order_acquire) && !pool_.anything_queued()) return leave();
+    }
+    adapt(spun, opts, now_ns());
+    if (Task* mine = pool_.find_task(w)) return found(mine);
+  }
+}
+
+Task* IdleWorkers::found(Task* t) noexcept {
+  // relaxed: as in search_or_sleep().
+  const std::uint64_t before = idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);
+  if (searching(before) == 1 && pool_.anything_queued()) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: notify_one reads after a fence
+    notify_one();
+  }
+  return t;
+}
+
+Task* IdleWorkers::leave() noexcept {
+  idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);  // relaxed: shutting down
+  return nullptr;
+}
+
+void IdleWorkers::notify_one() noexcept {
+  sched_point();
+  // relaxed: ordered after the caller's push by its seq_cst fence.
+  const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
+  if (searching(s) != 0 || sleeping(s) == 0) return;  // someone looks already, or nobody sleeps
+  int idx;
+  {
+    std::lock_guard lock(sleepers_mutex_);
+    const std::uint64_t again = idle_state_.load(std::memory_order_relaxed);  // relaxed: under the lock
+    if (searching(again) != 0 || sleepers_.empty()) return;
+    idx = sleepers_.back();
+    sleepers_.pop_back();
+    // The woken worker starts out searching, so the next submitters do not
+    // wake another for the same task. relaxed: the lock orders it against
+    // other sleep transitions; the unpark below publishes to the worker.
+    idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);
+  }
+  pool_.workers_[static_cast<std::size_t>(idx)]->parker.unpark();
+}
+
+namespace {
+// wait_idle() and shutdown(): wait for quiescent() on the idle epoch, which
+// every worker bumps as it goes to sleep (waking the futex when bit 0 says
+// someone waits). The bit stays set once a pool has been waited on:
+// clearing it could strand a second waiter, and a wake call nobody needs
+// costs only a syscall. Sleeps are sliced at 10 ms: quiescence can also
+// come from a worker that finishes its last task without going to sleep.
+struct IdleWait : WaitProtocolBase {
+  const PoolCore& pool;
+  std::atomic<std::uint32_t>& epoch;
+
+  bool poll() const noexcept { return pool.quiescent(); }
+  WaitStep announce() noexcept {
+    if (pool.quiescent()) return WaitStep::done();
+    std::uint32_t e = epoch.load(std::memory_order_acquire);  // acquire: pairs with the workers' bump
+    if ((e & 1) == 0) {
+      // relaxed: only has to be in the word before we sleep on it.
+      if (!epoch.compare_exchange_weak(e, e | 1, std::memory_order_relaxed, std::memory_order_relaxed))
+        return WaitStep::retry();
+      e |= 1;
+    }
+    // Looked at after announcing: a worker that bumps the epoch later wakes
+    // us or changes the word we sleep on.
+    return pool.quiescent() ? WaitStep::done() : WaitStep::sleep(e);
+  }
+  bool give_up() const noexcept { return poll(); }
+  std::atomic<std::uint32_t>& word() noexcept { return epoch; }
+  static std::chrono::nanoseconds max_sleep() noexcept { return std::chrono::milliseconds(10); }
+};
+}  // namespace
+
+void IdleWorkers::wait_quiescent() noexcept {
+  IdleWait p{{}, pool_, idle_epoch_};
+  // No spin: the caller waits for a whole batch of tasks, not a hand-off.
+  wait_until(p, WaitOptions{std::chrono::nanoseconds(0), false});
+}
+
+}  // namespace weft::detail

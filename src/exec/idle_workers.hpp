@@ -1,0 +1,65 @@
+// The pool's sleep protocol: workers that found no task search for a
+// bounded time, announce that they sleep, rescan, and park; a submitter
+// wakes one of them only when none is searching; outside threads wait for
+// the pool to go quiet. (oneTBB separates these roles the same way: its
+// outermost, sleep and external waiters in src/tbb/waiters.h.) The protocol
+// and its no-lost-wake-up argument: docs/design/pool.md; its model:
+// tests/model/pool.pml.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "weft/detail/cache_line.hpp"
+#include "weft/detail/exec/task.hpp"
+
+namespace weft::detail {
+
+class PoolCore;
+struct Worker;
+
+class IdleWorkers {
+ public:
+  explicit IdleWorkers(PoolCore& pool) noexcept : pool_(pool) {}
+
+  // Called by worker `w` when its deque and one steal round came up empty:
+  // searches for the spin budget, then sleeps until woken, and again, until
+  // it finds a task (returned) or the pool stops with nothing queued (null).
+  Task* search_or_sleep(Worker& w) noexcept;
+
+  // After a push and a seq_cst fence: wakes one sleeper if nobody searches.
+  void notify_one() noexcept;
+
+  // Returns when the pool is quiescent (wait_idle, shutdown).
+  void wait_quiescent() noexcept;
+
+ private:
+  // idle_state_: searching workers in the low 32 bits, sleeping in the high.
+  static constexpr std::uint64_t kSearching = 1;
+  static constexpr std::uint64_t kSleeping = std::uint64_t{1} << 32;
+  static std::uint32_t searching(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s); }
+  static std::uint32_t sleeping(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s >> 32); }
+
+  // Ends w's search because it found `t`: the last searcher to find work
+  // wakes another if more is queued, so a burst pushed before anyone woke
+  // is shared.
+  Task* found(Task* t) noexcept;
+  // Ends w's search because the pool stops with nothing queued.
+  Task* leave() noexcept;
+
+  PoolCore& pool_;
+
+  // Written by every worker that starts or ends a search and by wakers;
+  // read by every submitter: a line of its own.
+  alignas(kCacheLine) std::atomic<std::uint64_t> idle_state_{0};
+  std::mutex sleepers_mutex_;
+  std::vector<int> sleepers_;  // parked workers' indices, guarded by sleepers_mutex_
+
+  // Bumped by a worker going to sleep; bit 0 = an outside thread waits for
+  // quiescence on it.
+  alignas(kCacheLine) std::atomic<std::uint32_t> idle_epoch_{0};
+};
+
+}  // namespace weft::detail
