@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "peer_support.hpp"
+#include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
@@ -65,8 +66,9 @@ double run_unit(const Unit& u, int n, std::int64_t& out) {
     pool.post([] {});
     pool.wait_idle();  // the workers are up
     const std::int64_t t0 = wall_ns();
-    // Inline::no: the root runs on a worker, as every other call does.
-    out = pool.submit([&] { return fib_weft(pool, n, u.cutoff); }).get(Inline::no);
+    // get_remote: the root runs on a worker, as every other call does.
+    auto root = pool.submit([&] { return fib_weft(pool, n, u.cutoff); });
+    out = detail::get_remote(root);
     return static_cast<double>(wall_ns() - t0) / 1e9;
   }
 #ifdef WEFT_HAVE_TBB

@@ -10,6 +10,7 @@
 #include "article_pool.hpp"
 #include "peer_support.hpp"
 #include "weft/detail/cache_line.hpp"
+#include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
 
@@ -124,12 +125,19 @@ double run_weft_post(int w, std::int64_t n, Counter& c) {
   return elapsed_s(t0);
 }
 
-double run_weft_submit_get(int w, std::int64_t n, Counter& c, Inline mode) {
+double run_weft_submit_get(int w, std::int64_t n, Counter& c, bool remote) {
   ThreadPool pool(PoolOptions{.workers = w});
   pool.post([] {});
   pool.wait_idle();
   const std::int64_t t0 = wall_ns();
-  for (std::int64_t i = 0; i < n; ++i) pool.submit([&c] { c.bump(); }).get(mode);
+  for (std::int64_t i = 0; i < n; ++i) {
+    auto f = pool.submit([&c] { c.bump(); });
+    if (remote) {
+      detail::get_remote(f);
+    } else {
+      f.get();
+    }
+  }
   return elapsed_s(t0);
 }
 
@@ -201,8 +209,8 @@ double run_unit(const Unit& u, Counter& c) {
   if (v == "article-pool") return run_article_pool(w, n, c);
   if (v == "article-pool-future") return run_article_pool_future(w, n, c);
   if (v == "weft-post") return run_weft_post(w, n, c);
-  if (v == "weft-submit-get") return run_weft_submit_get(w, n, c, Inline::allow);
-  if (v == "weft-submit-get-remote") return run_weft_submit_get(w, n, c, Inline::no);
+  if (v == "weft-submit-get") return run_weft_submit_get(w, n, c, false);
+  if (v == "weft-submit-get-remote") return run_weft_submit_get(w, n, c, true);
 #ifdef WEFT_HAVE_TBB
   if (v == "tbb-enqueue") return run_tbb_enqueue(w, n, c);
   if (v == "tbb-task_group") return run_tbb_task_group(w, n, c, u.mode);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "watchdog.hpp"
+#include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -91,7 +92,7 @@ TEST(Soak, RandomMixesStayExact) {
                 c.ran.fetch_add(1, std::memory_order_relaxed);
                 return i;
               });
-              ASSERT_EQ(f.get(remote ? weft::Inline::no : weft::Inline::allow), i);
+              ASSERT_EQ((remote ? weft::detail::get_remote(f) : f.get()), i);
             }
             c.round_trips += n;
             break;
@@ -101,7 +102,7 @@ TEST(Soak, RandomMixesStayExact) {
             static const long fibs[] = {0, 1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233, 377, 610, 987, 1597, 2584};
             c.expected.fetch_add(1, std::memory_order_relaxed);
             auto f = pool.submit([&, n] { return fib(pool, n, c); });
-            ASSERT_EQ(f.get(weft::Inline::no), fibs[n]);
+            ASSERT_EQ(weft::detail::get_remote(f), fibs[n]);
             ++c.groups;
             break;
           }

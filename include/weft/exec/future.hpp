@@ -10,10 +10,7 @@
 // A wait that finds the task not yet started runs it in place, on the
 // waiting thread (like oneTBB's task_group::wait): a submit followed at once
 // by get() then costs a function call, not a cross-thread round trip, and a
-// pool of one worker cannot deadlock on nested submit+get. get(Inline::no)
-// leaves the task to the pool (the benchmark's forced round trip); on a
-// worker thread it is ignored, since refusing to run the task there could
-// wait for itself.
+// pool of one worker cannot deadlock on nested submit+get.
 // A wait on a worker thread runs other queued tasks while the result is not
 // ready; elsewhere it spins within WaitOptions and then sleeps on a futex.
 //
@@ -51,9 +48,10 @@
 
 namespace weft {
 
-enum class Inline { allow, no };
-
 namespace detail {
+
+// Opens Future's waits to weft's own tools (weft/detail/exec/remote_wait.hpp).
+struct FutureAccess;
 
 template <class T>
 struct ResultSlot {
@@ -203,18 +201,7 @@ class Future {
     return detail::FutureState<T>::is_ready(s_->state.load(std::memory_order_acquire));
   }
 
-  void wait(Inline mode = Inline::allow) const {
-    check();
-    if (ready()) return;
-    const bool may_inline = mode == Inline::allow || detail::on_worker_thread();
-    if (may_inline && detail::run_if_still_queued(s_)) return;
-    if (may_inline && s_->claim()) {
-      s_->run_claimed();
-      return;
-    }
-    detail::block_on(s_->state, &detail::FutureState<T>::is_ready, detail::FutureState<T>::kWaiter,
-                     detail::on_worker_thread());
-  }
+  void wait() const { wait_impl(true); }
 
   // True if the result is ready within `timeout` (never runs the task in place).
   template <class Rep, class Period>
@@ -228,18 +215,37 @@ class Future {
   }
 
   // The value, or the task's exception rethrown. Leaves the future invalid.
-  T get(Inline mode = Inline::allow) {
-    wait(mode);
+  T get() { return get_impl(true); }
+
+ private:
+  friend class ThreadPool;
+  friend struct detail::FutureAccess;
+  explicit Future(detail::FutureState<T>* s) noexcept : s_(s) {}
+
+  // allow_inline = false leaves a queued task to the pool (a forced
+  // cross-thread round trip, for measurements); on a worker thread it is
+  // ignored, since refusing to run the task there could wait for itself.
+  void wait_impl(bool allow_inline) const {
+    check();
+    if (ready()) return;
+    const bool may_inline = allow_inline || detail::on_worker_thread();
+    if (may_inline && detail::run_if_still_queued(s_)) return;
+    if (may_inline && s_->claim()) {
+      s_->run_claimed();
+      return;
+    }
+    detail::block_on(s_->state, &detail::FutureState<T>::is_ready, detail::FutureState<T>::kWaiter,
+                     detail::on_worker_thread());
+  }
+
+  T get_impl(bool allow_inline) {
+    wait_impl(allow_inline);
     struct Release {
       Future* f;
       ~Release() { f->reset(); }
     } release{this};
     return s_->result.take();
   }
-
- private:
-  friend class ThreadPool;
-  explicit Future(detail::FutureState<T>* s) noexcept : s_(s) {}
   void check() const {
     if (s_ == nullptr) throw std::future_error(std::future_errc::no_state);
   }

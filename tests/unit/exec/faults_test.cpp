@@ -16,6 +16,7 @@
 
 #include "watchdog.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
+#include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -88,7 +89,7 @@ TEST(PoolFaults, BadAllocInsideTasksReachesTheWaiter) {
   auto f = pool.submit([]() -> int { throw std::bad_alloc(); });
   EXPECT_THROW(f.get(), std::bad_alloc);
   auto g = pool.submit([]() -> int { throw std::bad_alloc(); });
-  EXPECT_THROW(g.get(weft::Inline::no), std::bad_alloc);
+  EXPECT_THROW(weft::detail::get_remote(g), std::bad_alloc);
 
   weft::TaskGroup group(pool);
   for (int i = 0; i < 10; ++i)
@@ -127,7 +128,7 @@ TEST(PoolFaults, RealAllocationFailureInATask) {
     ::operator delete(p);
     return 0;
   });
-  EXPECT_THROW(f.get(weft::Inline::no), std::bad_alloc);
+  EXPECT_THROW(weft::detail::get_remote(f), std::bad_alloc);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "watchdog.hpp"
+#include "weft/detail/exec/remote_wait.hpp"
 
 namespace {
 
@@ -70,7 +71,7 @@ TEST(ParallelFor, NestedInsideATask) {
     });
     return sum.load();
   });
-  EXPECT_EQ(f.get(weft::Inline::no), 9999L * 10000 / 2);
+  EXPECT_EQ(weft::detail::get_remote(f), 9999L * 10000 / 2);
 }
 
 }  // namespace

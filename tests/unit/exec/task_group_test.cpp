@@ -1,3 +1,4 @@
+#include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/task_group.hpp"
 
 #include <gtest/gtest.h>
@@ -25,7 +26,7 @@ TEST(TaskGroup, FibFromInsideAndOutsideThePool) {
     weft::ThreadPool pool(workers(w));
     EXPECT_EQ(fib(pool, 20), 6765) << w << " workers, called from outside";
     auto f = pool.submit([&] { return fib(pool, 20); });
-    EXPECT_EQ(f.get(weft::Inline::no), 6765) << w << " workers, root on a worker";
+    EXPECT_EQ(weft::detail::get_remote(f), 6765) << w << " workers, root on a worker";
   }
 }
 
@@ -42,7 +43,7 @@ TEST(TaskGroup, NestsDeeplyOnOneWorker) {
   weft::test::Watchdog dog("nested groups");
   weft::ThreadPool pool(workers(1));
   auto f = pool.submit([&] { return depth_chain(pool, 200); });
-  EXPECT_EQ(f.get(weft::Inline::no), 200);
+  EXPECT_EQ(weft::detail::get_remote(f), 200);
   EXPECT_EQ(depth_chain(pool, 25), 25);
 }
 

@@ -1,3 +1,4 @@
+#include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/thread_pool.hpp"
 
 #include <gtest/gtest.h>
@@ -93,7 +94,7 @@ TEST(ThreadPool, ForcedRemoteGetIsRunByAWorker) {
   weft::ThreadPool pool(workers(2));
   for (int i = 0; i < 100; ++i) {
     auto f = pool.submit([] { return weft::ThreadPool::current_worker_index(); });
-    EXPECT_GE(f.get(weft::Inline::no), 0);
+    EXPECT_GE(weft::detail::get_remote(f), 0);
   }
 }
 
@@ -113,14 +114,14 @@ int nested(weft::ThreadPool& pool, int depth) {
   if (depth == 0) return 1;
   auto f = pool.submit([&pool, depth] { return nested(pool, depth - 1); });
   auto g = pool.submit([&pool, depth] { return nested(pool, depth - 1) ; });
-  return f.get(weft::Inline::no) + g.get();
+  return weft::detail::get_remote(f) + g.get();
 }
 
 TEST(ThreadPool, NestedGetOnOneWorkerDoesNotDeadlock) {
   weft::test::Watchdog dog("nested submit+get on a pool of one", std::chrono::seconds(60));
   weft::ThreadPool pool(workers(1));
   auto f = pool.submit([&] { return nested(pool, 10); });
-  EXPECT_EQ(f.get(weft::Inline::no), 1024);
+  EXPECT_EQ(weft::detail::get_remote(f), 1024);
 }
 
 TEST(ThreadPool, PostedExceptionIsRethrownByWaitIdleAndPoolStaysUsable) {
@@ -182,7 +183,7 @@ TEST(ThreadPool, WaitIdleFromAWorkerIsRefused) {
     }
     return false;
   });
-  EXPECT_TRUE(f.get(weft::Inline::no));
+  EXPECT_TRUE(weft::detail::get_remote(f));
 }
 
 TEST(ThreadPool, WorkerIdentity) {
@@ -190,7 +191,7 @@ TEST(ThreadPool, WorkerIdentity) {
   EXPECT_FALSE(pool.is_worker());
   EXPECT_EQ(weft::ThreadPool::current_worker_index(), -1);
   auto f = pool.submit([&] { return pool.is_worker(); });
-  EXPECT_TRUE(f.get(weft::Inline::no));
+  EXPECT_TRUE(weft::detail::get_remote(f));
 }
 
 TEST(ThreadPool, PlacementPinsWorkers) {
@@ -204,7 +205,7 @@ TEST(ThreadPool, PlacementPinsWorkers) {
       const int idx = weft::ThreadPool::current_worker_index();
       return weft::current_cpu() == pool.cpus()[static_cast<std::size_t>(idx)];
     });
-    EXPECT_TRUE(f.get(weft::Inline::no));
+    EXPECT_TRUE(weft::detail::get_remote(f));
   }
 }
 

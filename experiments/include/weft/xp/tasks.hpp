@@ -13,7 +13,7 @@
 //   article-pool-future     that pool + std::promise/std::future, each waited at once
 //   weft-post               ThreadPool::post all, then wait_idle()
 //   weft-submit-get         submit(f).get(): get may run the task in place
-//   weft-submit-get-remote  submit(f).get(Inline::no): a worker must run it
+//   weft-submit-get-remote  detail::get_remote(submit(f)): a worker must run it
 //   tbb-enqueue             oneTBB task_arena::enqueue + a completion count
 //   tbb-task_group          oneTBB task_group run all + wait, and run+wait each
 //   asio-post               Boost.Asio thread_pool + post, then join()
