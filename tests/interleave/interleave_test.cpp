@@ -5,15 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstdio>
 #include <memory>
 #include <thread>
 #include <vector>
 
-#include "interleave.hpp"
+#include "deque_race.hpp"
 #include "fork_join.hpp"
-#include "watchdog.hpp"
+#include "interleave.hpp"
 #include "weft/detail/exec/deque.hpp"
+#include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -24,56 +24,15 @@
 
 namespace {
 
-// Every seeded run must complete; the count is printed for the record.
-void report_runs(const char* what, std::size_t runs, std::size_t seeds) {
-  std::printf("%s: %zu seeded interleavings run\n", what, runs);
-  EXPECT_EQ(runs, seeds);
-}
-
 TEST(Interleave, DequeOwnerAndThieves) {
-  weft::test::Watchdog dog("interleaved deque", std::chrono::seconds(240));
-  const auto seeds = weft::test::seeds(1000);
-  std::size_t runs = 0;
-  for (std::uint64_t seed : seeds) {
-    SCOPED_TRACE("WEFT_INTERLEAVE_SEED=" + std::to_string(seed));
-    weft::test::Interleaving il(seed);
-    constexpr int kItems = 300;
-    std::vector<weft::detail::Task> tasks(kItems);
-    auto taken = std::make_unique<std::atomic<int>[]>(kItems);
-    weft::detail::WorkStealingDeque d(2);  // tiny: the array grows under the thieves
-    std::atomic<bool> done{false};
-    auto take = [&](weft::detail::Task* t) { taken[static_cast<std::size_t>(t - tasks.data())].fetch_add(1, std::memory_order_relaxed); };
-    std::vector<std::thread> thieves;
-    for (int k = 0; k < 2; ++k)
-      thieves.emplace_back([&] {
-        weft::detail::DequeThief thief(d);
-        while (!done.load(std::memory_order_acquire) || !thief.empty()) {
-          weft::detail::Task* t = nullptr;
-          if (thief.steal(t) == weft::detail::Steal::success) take(t);
-        }
-      });
-    weft::detail::DequeOwner owner(d);
-    for (int i = 0; i < kItems; ++i) {
-      owner.push(&tasks[static_cast<std::size_t>(i)]);
-      if (i % 2 == 0)
-        if (weft::detail::Task* t = owner.pop()) take(t);
-    }
-    while (weft::detail::Task* t = owner.pop()) take(t);
-    done.store(true, std::memory_order_release);
-    for (auto& t : thieves) t.join();
-    for (std::size_t i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
-    ++runs;
-  }
-  report_runs("deque owner/thieves", runs, seeds.size());
+  weft::test::for_each_interleaving("deque owner/thieves", 1000, [&](std::uint64_t) {
+    const std::vector<int> taken = weft::test::deque_race(300, 2, 2, 2);
+    for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << "item " << i;
+  });
 }
 
 TEST(Interleave, ParkerManyUnparkers) {
-  weft::test::Watchdog dog("interleaved parker", std::chrono::seconds(240));
-  const auto seeds = weft::test::seeds(1000);
-  std::size_t runs = 0;
-  for (std::uint64_t seed : seeds) {
-    SCOPED_TRACE("WEFT_INTERLEAVE_SEED=" + std::to_string(seed));
-    weft::test::Interleaving il(seed);
+  weft::test::for_each_interleaving("parker many unparkers", 1000, [&](std::uint64_t) {
     weft::Parker owner;
     std::atomic<int> count{0};
     constexpr int kPer = 50;
@@ -90,18 +49,11 @@ TEST(Interleave, ParkerManyUnparkers) {
     while (count.load(std::memory_order_relaxed) < 3 * kPer) owner.park(opts);
     for (auto& t : ts) t.join();
     ASSERT_EQ(count.load(), 3 * kPer);
-    ++runs;
-  }
-  report_runs("parker many unparkers", runs, seeds.size());
+  });
 }
 
 TEST(Interleave, EventRingAndResets) {
-  weft::test::Watchdog dog("interleaved event ring", std::chrono::seconds(240));
-  const auto seeds = weft::test::seeds(600);
-  std::size_t runs = 0;
-  for (std::uint64_t seed : seeds) {
-    SCOPED_TRACE("WEFT_INTERLEAVE_SEED=" + std::to_string(seed));
-    weft::test::Interleaving il(seed);
+  weft::test::for_each_interleaving("event ring with resets", 600, [&](std::uint64_t seed) {
     constexpr int kThreads = 3;
     constexpr int kHops = 300;
     weft::Event ev[kThreads];
@@ -120,18 +72,11 @@ TEST(Interleave, EventRingAndResets) {
     ev[0].set();
     for (auto& t : ts) t.join();
     ASSERT_EQ(token, kHops);
-    ++runs;
-  }
-  report_runs("event ring with resets", runs, seeds.size());
+  });
 }
 
 TEST(Interleave, QueuesDeliverExactlyOnce) {
-  weft::test::Watchdog dog("interleaved queues", std::chrono::seconds(240));
-  const auto seeds = weft::test::seeds(600);
-  std::size_t runs = 0;
-  for (std::uint64_t seed : seeds) {
-    SCOPED_TRACE("WEFT_INTERLEAVE_SEED=" + std::to_string(seed));
-    weft::test::Interleaving il(seed);
+  weft::test::for_each_interleaving("spsc and mpmc queues", 600, [&](std::uint64_t) {
     constexpr int kItems = 200;
     weft::SpscQueue<int> spsc(2);
     std::thread producer([&] {
@@ -153,20 +98,13 @@ TEST(Interleave, QueuesDeliverExactlyOnce) {
       });
     for (auto& t : ts) t.join();
     for (std::size_t i = 0; i < 2 * kItems; ++i) ASSERT_EQ(seen[i].load(), 1) << "item " << i;
-    ++runs;
-  }
-  report_runs("spsc and mpmc queues", runs, seeds.size());
+  });
 }
 
 using weft::test::fib;
 
 TEST(Interleave, PoolPostSubmitGroupShutdown) {
-  weft::test::Watchdog dog("interleaved pool", std::chrono::seconds(240));
-  const auto seeds = weft::test::seeds(400);
-  std::size_t runs = 0;
-  for (std::uint64_t seed : seeds) {
-    SCOPED_TRACE("WEFT_INTERLEAVE_SEED=" + std::to_string(seed));
-    weft::test::Interleaving il(seed);
+  weft::test::for_each_interleaving("pool post/submit/group/shutdown", 400, [&](std::uint64_t seed) {
     std::atomic<int> posted{0};
     {
       weft::PoolOptions o;
@@ -179,7 +117,7 @@ TEST(Interleave, PoolPostSubmitGroupShutdown) {
       auto f = pool.submit([&] { return fib(pool, 8); });
       std::atomic<int> pf{0};
       weft::parallel_for(pool, 0, 64, [&](int) { pf.fetch_add(1, std::memory_order_relaxed); });
-      ASSERT_EQ(f.get(seed % 2 ? weft::Inline::no : weft::Inline::allow), 21);
+      ASSERT_EQ((seed % 2 ? weft::detail::get_remote(f) : f.get()), 21);
       ASSERT_EQ(pf.load(), 64);
       outside.join();
       pool.wait_idle();
@@ -187,9 +125,7 @@ TEST(Interleave, PoolPostSubmitGroupShutdown) {
       for (int i = 0; i < 20; ++i) pool.post([&] { posted.fetch_add(1, std::memory_order_relaxed); });
     }  // the destructor must run the last 20
     ASSERT_EQ(posted.load(), 70);
-    ++runs;
-  }
-  report_runs("pool post/submit/group/shutdown", runs, seeds.size());
+  });
 }
 
 

@@ -6,13 +6,15 @@
 
 #include <atomic>
 #include <memory>
+#include <numeric>
 #include <thread>
 #include <vector>
 
-#include "stress.hpp"
+#include "deque_race.hpp"
 #include "fork_join.hpp"
+#include "stress.hpp"
 #include "watchdog.hpp"
-#include "weft/detail/exec/deque.hpp"
+#include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -65,7 +67,7 @@ TEST(PoolStress, SubmitGetRoundTripsFromManyThreads) {
     ts.emplace_back([&, t] {
       for (std::int64_t i = 0; i < per; ++i) {
         auto f = pool.submit([i] { return i; });
-        sum.fetch_add(f.get(t % 2 ? weft::Inline::no : weft::Inline::allow), std::memory_order_relaxed);
+        sum.fetch_add((t % 2 ? weft::detail::get_remote(f) : f.get()), std::memory_order_relaxed);
       }
     });
   for (auto& t : ts) t.join();
@@ -83,7 +85,7 @@ TEST(PoolStress, ForkJoinAcrossWorkerCounts) {
     o.workers = w;
     weft::ThreadPool pool(o);
     auto f = pool.submit([&] { return fib(pool, n); });
-    EXPECT_EQ(f.get(weft::Inline::no), expect) << w << " workers";
+    EXPECT_EQ(weft::detail::get_remote(f), expect) << w << " workers";
     std::atomic<long> s{0};
     weft::parallel_for(pool, 0L, 100'000L, [&](long i) { s.fetch_add(i, std::memory_order_relaxed); });
     EXPECT_EQ(s.load(), 99'999L * 100'000L / 2);
@@ -108,35 +110,9 @@ TEST(PoolStress, ManyShortLivedPools) {
 TEST(DequeStress, OwnerAndThievesTakeEachItemOnce) {
   const std::int64_t items = weft::test::stress_count(1'000'000);
   weft::test::Watchdog dog("deque owner vs thieves");
-  std::vector<weft::detail::Task> tasks(static_cast<std::size_t>(items));
-  auto taken = std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(items));
-  weft::detail::WorkStealingDeque d(8);
-  std::atomic<bool> done{false};
-  std::atomic<std::int64_t> count{0};
-  auto take = [&](weft::detail::Task* t) {
-    taken[static_cast<std::size_t>(t - tasks.data())].fetch_add(1, std::memory_order_relaxed);
-    count.fetch_add(1, std::memory_order_relaxed);
-  };
-  std::vector<std::thread> thieves;
-  for (int k = 0; k < 3; ++k)
-    thieves.emplace_back([&] {
-      weft::detail::DequeThief thief(d);
-      while (!done.load(std::memory_order_acquire) || !thief.empty()) {
-        weft::detail::Task* t = nullptr;
-        if (thief.steal(t) == weft::detail::Steal::success) take(t);
-      }
-    });
-  weft::detail::DequeOwner owner(d);
-  for (std::int64_t i = 0; i < items; ++i) {
-    owner.push(&tasks[static_cast<std::size_t>(i)]);
-    if (i % 3 == 0)
-      if (weft::detail::Task* t = owner.pop()) take(t);
-  }
-  while (weft::detail::Task* t = owner.pop()) take(t);
-  done.store(true, std::memory_order_release);
-  for (auto& t : thieves) t.join();
-  EXPECT_EQ(count.load(), items);
-  for (std::int64_t i = 0; i < items; ++i) ASSERT_EQ(taken[static_cast<std::size_t>(i)].load(), 1) << i;
+  const std::vector<int> taken = weft::test::deque_race(items, 8, 3, 3);
+  EXPECT_EQ(std::accumulate(taken.begin(), taken.end(), std::int64_t{0}), items);
+  for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << i;
 }
 
 }  // namespace

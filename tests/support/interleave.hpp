@@ -7,14 +7,19 @@
 // same seed): set WEFT_INTERLEAVE_SEED to rerun just one seed.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sched.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "stress.hpp"
+#include "watchdog.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/sync/cpu_relax.hpp"
 
@@ -80,6 +85,25 @@ inline std::vector<std::uint64_t> seeds(std::int64_t n) {
   const std::int64_t count = stress_count(n, 10);
   for (std::int64_t i = 1; i <= count; ++i) s.push_back(static_cast<std::uint64_t>(i));
   return s;
+}
+
+// Runs body(seed) under a seeded Interleaving for each of seeds(n), within
+// a watchdog; a failure names its seed, a fatal one ends the loop. Every
+// seeded run must complete; the count is printed for the record.
+template <class Body>
+void for_each_interleaving(const char* what, std::int64_t n, Body&& body) {
+  Watchdog dog(std::string("interleaved ") + what, std::chrono::seconds(240));
+  const std::vector<std::uint64_t> all = seeds(n);
+  std::size_t runs = 0;
+  for (std::uint64_t seed : all) {
+    SCOPED_TRACE("WEFT_INTERLEAVE_SEED=" + std::to_string(seed));
+    Interleaving il(seed);
+    body(seed);
+    if (::testing::Test::HasFatalFailure()) return;
+    ++runs;
+  }
+  std::printf("%s: %zu seeded interleavings run\n", what, runs);
+  EXPECT_EQ(runs, all.size());
 }
 
 }  // namespace weft::test

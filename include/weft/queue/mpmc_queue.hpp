@@ -32,7 +32,9 @@
 namespace weft {
 
 template <class T>
-class MpmcQueue {
+class MpmcQueue : public detail::BlockingQueueOps<MpmcQueue<T>, T> {
+  using Blocking = detail::BlockingQueueOps<MpmcQueue<T>, T>;
+
  public:
   // Capacity rounded up to a power of two; at least 2.
   explicit MpmcQueue(std::size_t capacity) {
@@ -65,7 +67,7 @@ class MpmcQueue {
           ::new (s.raw()) T(std::forward<Args>(args)...);
           detail::sched_point();
           s.seq.store(pos + 1, std::memory_order_release);  // release: publishes the item to its consumer
-          not_empty_.notify();
+          this->not_empty_.notify();
           return true;
         }
       } else if (dif < 0) {
@@ -93,7 +95,7 @@ class MpmcQueue {
           p->~T();
           detail::sched_point();
           s.seq.store(pos + mask_ + 1, std::memory_order_release);  // release: the slot is free for next lap
-          not_full_.notify();
+          this->not_full_.notify();
           return out;
         }
       } else if (dif < 0) {
@@ -104,15 +106,9 @@ class MpmcQueue {
     }
   }
 
-  void push(T v, const WaitOptions& opts = {}) {
-    while (!try_push(std::move(v))) not_full_.wait([this] { return !full(); }, opts);
-  }
-  T pop(const WaitOptions& opts = {}) {
-    for (;;) {
-      if (auto v = try_pop()) return std::move(*v);
-      not_empty_.wait([this] { return !empty(); }, opts);
-    }
-  }
+  // Blocking forms: wait while full / empty.
+  using Blocking::pop;
+  using Blocking::push;
 
   [[nodiscard]] std::size_t capacity() const noexcept { return mask_ + 1; }
   // Snapshots.
@@ -138,8 +134,6 @@ class MpmcQueue {
 
   Index enqueue_;  // claimed by producers (CAS)
   Index dequeue_;  // claimed by consumers (CAS)
-  detail::WaitSlot not_empty_;
-  detail::WaitSlot not_full_;
   std::size_t mask_ = 0;
   std::unique_ptr<Slot[]> slots_;
 };

@@ -33,7 +33,9 @@
 namespace weft {
 
 template <class T>
-class SpscQueue {
+class SpscQueue : public detail::BlockingQueueOps<SpscQueue<T>, T> {
+  using Blocking = detail::BlockingQueueOps<SpscQueue<T>, T>;
+
  public:
   // Capacity rounded up to a power of two; at least 2. Throws
   // std::invalid_argument for 0 or more than 2^40 (detail::ring_capacity).
@@ -65,7 +67,7 @@ class SpscQueue {
     ::new (slots_[t & mask_].raw()) T(std::forward<Args>(args)...);
     detail::sched_point();
     tail_.value.store(t + 1, std::memory_order_release);  // release: publishes the constructed item
-    not_empty_.notify();
+    this->not_empty_.notify();
     return true;
   }
   bool try_push(const T& v) { return try_emplace(v); }
@@ -84,20 +86,13 @@ class SpscQueue {
     p->~T();
     detail::sched_point();
     head_.value.store(h + 1, std::memory_order_release);  // release: the slot is free for the producer
-    not_full_.notify();
+    this->not_full_.notify();
     return out;
   }
 
   // Blocking forms: wait while full / empty.
-  void push(T v, const WaitOptions& opts = {}) {
-    while (!try_push(std::move(v))) not_full_.wait([this] { return !full(); }, opts);
-  }
-  T pop(const WaitOptions& opts = {}) {
-    for (;;) {
-      if (auto v = try_pop()) return std::move(*v);
-      not_empty_.wait([this] { return !empty(); }, opts);
-    }
-  }
+  using Blocking::pop;
+  using Blocking::push;
 
   [[nodiscard]] std::size_t capacity() const noexcept { return mask_ + 1; }
   // Snapshots, exact only when neither side is active.
@@ -126,8 +121,6 @@ class SpscQueue {
 
   Producer tail_;
   Consumer head_;
-  detail::WaitSlot not_empty_;
-  detail::WaitSlot not_full_;
   std::size_t mask_ = 0;
   std::unique_ptr<Slot[]> slots_;
 };

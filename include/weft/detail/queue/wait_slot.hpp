@@ -1,22 +1,24 @@
 // weft/detail/queue/wait_slot.hpp — where a blocked queue operation sleeps.
 //
-// A queue operation that cannot proceed (pop on empty, push on full) spins
-// within WaitOptions, then sleeps on `seq` with a 1 ms time limit and looks
-// again. The other side calls notify() after it changed the queue: when
-// someone sleeps it bumps `seq` and wakes them. notify() reads `waiters`
-// without a fence (one relaxed load on the hot path), so a sleeper that
-// announced itself just as the other side looked can miss that wake-up; the
-// 1 ms limit bounds what that costs, and the queue's contents are never at
-// risk, only the latency of that one wake-up.
+// A queue operation that cannot proceed (pop on empty, push on full) waits
+// through the engine (weft/detail/sync/wait.hpp): it spins within
+// WaitOptions, then sleeps on `seq` with a 1 ms time limit and looks again.
+// The other side calls notify() after it changed the queue: when someone
+// sleeps it bumps `seq` and wakes them. notify() reads `waiters` without a
+// fence (one relaxed load on the hot path), so a sleeper that announced
+// itself just as the other side looked can miss that wake-up; the 1 ms
+// limit bounds what that costs, and the queue's contents are never at risk,
+// only the latency of that one wake-up.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <utility>
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/sync/futex.hpp"
-#include "weft/detail/sync/spin.hpp"
+#include "weft/detail/sync/wait.hpp"
 
 namespace weft::detail {
 
@@ -34,21 +36,56 @@ struct alignas(kCacheLine) WaitSlot {
 
   template <class Ready>
   void wait(Ready&& ready, const WaitOptions& opts) noexcept {
-    const SpinOutcome spun = spin_until(ready, opts);
-    if (spun.satisfied) {
-      adapt(spun, opts, 0);
-      return;
-    }
-    for (;;) {
-      // relaxed: a count; the futex call below rechecks seq atomically.
-      waiters.fetch_add(1, std::memory_order_relaxed);
-      const std::uint32_t s = seq.load(std::memory_order_acquire);  // acquire: pairs with notify()
-      if (!ready()) futex_wait(seq, s, std::chrono::milliseconds(1));
-      waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: as above
-      if (ready()) break;
-    }
-    adapt(spun, opts, now_ns());
+    Protocol<Ready> p{{}, *this, ready};
+    wait_until(p, opts);
   }
+
+ private:
+  template <class Ready>
+  struct Protocol : WaitProtocolBase {
+    WaitSlot& slot;
+    Ready& ready;
+
+    bool poll() noexcept { return ready(); }
+    WaitStep announce() noexcept {
+      if (ready()) return WaitStep::done();
+      // relaxed: a count; the futex call rechecks seq atomically.
+      slot.waiters.fetch_add(1, std::memory_order_relaxed);
+      const std::uint32_t s = slot.seq.load(std::memory_order_acquire);  // acquire: pairs with notify()
+      if (!ready()) return WaitStep::sleep(s);
+      slot.waiters.fetch_sub(1, std::memory_order_relaxed);  // relaxed: as above
+      return WaitStep::done();
+    }
+    void woke() noexcept { slot.waiters.fetch_sub(1, std::memory_order_relaxed); }  // relaxed: as above
+    bool give_up() noexcept { return ready(); }
+    std::atomic<std::uint32_t>& word() noexcept { return slot.seq; }
+    static std::chrono::nanoseconds max_sleep() noexcept { return std::chrono::milliseconds(1); }
+  };
+};
+
+// The blocking push and pop of both queues, over the queue's try_push /
+// try_pop and full() / empty() (CRTP): wait on the other side's notify()
+// while full / empty. The queue calls not_empty_.notify() after a push and
+// not_full_.notify() after a pop.
+template <class Queue, class T>
+class BlockingQueueOps {
+ public:
+  void push(T v, const WaitOptions& opts = {}) {
+    while (!self().try_push(std::move(v))) not_full_.wait([this] { return !self().full(); }, opts);
+  }
+  T pop(const WaitOptions& opts = {}) {
+    for (;;) {
+      if (auto v = self().try_pop()) return std::move(*v);
+      not_empty_.wait([this] { return !self().empty(); }, opts);
+    }
+  }
+
+ protected:
+  WaitSlot not_empty_;
+  WaitSlot not_full_;
+
+ private:
+  Queue& self() noexcept { return static_cast<Queue&>(*this); }
 };
 
 }  // namespace weft::detail

@@ -1,0 +1,54 @@
+// The work-stealing deque under one owner and several thieves, for the
+// stress and the interleaving tests: the owner pushes `items` tasks into a
+// deque of initial capacity `capacity` (small: the array grows under the
+// thieves), popping after every `pop_every`-th push and draining at the
+// end, while `thieves` threads steal until it is done and empty. Returns how
+// often each task was taken; every entry must be 1.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "weft/detail/exec/deque.hpp"
+
+namespace weft::test {
+
+inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, int thieves, int pop_every) {
+  const auto n = static_cast<std::size_t>(items);
+  std::vector<detail::Task> tasks(n);
+  // relaxed counts: read only after the threads that bump them are joined.
+  auto taken = std::make_unique<std::atomic<int>[]>(n);
+  auto take = [&](detail::Task* t) {
+    taken[static_cast<std::size_t>(t - tasks.data())].fetch_add(1, std::memory_order_relaxed);
+  };
+  detail::WorkStealingDeque d(capacity);
+  std::atomic<bool> done{false};
+  std::vector<std::thread> ts;
+  for (int k = 0; k < thieves; ++k)
+    ts.emplace_back([&] {
+      detail::DequeThief thief(d);
+      // acquire: pairs with the owner's release store of done.
+      while (!done.load(std::memory_order_acquire) || !thief.empty()) {
+        detail::Task* t = nullptr;
+        if (thief.steal(t) == detail::Steal::success) take(t);
+      }
+    });
+  detail::DequeOwner owner(d);
+  for (std::size_t i = 0; i < n; ++i) {
+    owner.push(&tasks[i]);
+    if (i % static_cast<std::size_t>(pop_every) == 0)
+      if (detail::Task* t = owner.pop()) take(t);
+  }
+  while (detail::Task* t = owner.pop()) take(t);
+  done.store(true, std::memory_order_release);  // release: every push happens before a thief's last look
+  for (auto& t : ts) t.join();
+  std::vector<int> out(n);
+  for (std::size_t i = 0; i < n; ++i) out[i] = taken[i].load(std::memory_order_relaxed);
+  return out;
+}
+
+}  // namespace weft::test
