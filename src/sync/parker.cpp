@@ -13,6 +13,8 @@ struct ParkWait : detail::WaitProtocolBase {
   std::atomic<std::uint32_t>& state;
   bool announced = false;
 
+  // A permit seen by the spin is still to be taken (by announce()).
+  static constexpr bool kPollDecides = false;
   // relaxed poll: the acquire that orders the unparker's writes is the
   // fetch_sub / compare-exchange in announce() that consumes the permit.
   bool poll() const noexcept { return state.load(std::memory_order_relaxed) == W::kNotified; }

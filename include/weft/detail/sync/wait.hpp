@@ -7,7 +7,8 @@
 // outcome back to the spin tuner); the protocol owns its word and its
 // states, and so its no-lost-wake-up argument. A protocol provides:
 //
-//   bool poll()            cheap check for the spin: worth going to announce()
+//   bool poll()            cheap check for the spin; if kPollDecides, a true
+//                          poll ends the wait, else it says announce() now
 //   WaitStep announce()    the decisive step: kDone (the wait is over; a
 //                          permit is consumed here if there is one), kRetry
 //                          (the word changed under a compare-exchange: call
@@ -16,8 +17,10 @@
 //                          change must make the word differ from that value
 //   void woke()            after each futex return (undo a per-sleep count)
 //   bool give_up()         the result when the deadline passes
-//   bool help()            runs other work instead of sleeping; true if it
-//                          did (the engine then polls and spins again)
+//   bool helps()           whether this waiter helps: it then runs help()
+//                          until poll() or no work, before each spin, and
+//                          goes back to that after every futex return
+//   bool help()            runs one piece of other work; true if it did
 //   std::atomic<std::uint32_t>& word()
 //   std::chrono::nanoseconds max_sleep() (zero: none) — a protocol whose
 //                          notifier may skip the wake call sleeps in slices
@@ -71,14 +74,27 @@ struct WaitStep {
   static WaitStep sleep(std::uint32_t v) noexcept { return {kSleep, v}; }
 };
 
+// Defaults for the hooks most protocols do not need.
+struct WaitProtocolBase {
+  static constexpr bool kPollDecides = true;
+  static void woke() noexcept {}
+  static bool help() noexcept { return false; }
+  static bool helps() noexcept { return false; }
+  static std::chrono::nanoseconds max_sleep() noexcept { return std::chrono::nanoseconds::zero(); }
+};
+
 // Returns true once the protocol's announce() said kDone; false only when
 // `deadline` passed first (then the protocol's give_up() decides).
 template <class Protocol>
 bool wait_until(Protocol& p, const WaitOptions& opts, Deadline deadline = {}) noexcept {
   for (;;) {
-    while (!p.poll() && p.help()) {
+    while (p.helps() && !p.poll() && p.help()) {
     }
     const SpinOutcome spun = spin_until([&p] { return p.poll(); }, opts);
+    if (Protocol::kPollDecides && spun.satisfied) {
+      adapt(spun, opts, 0);
+      return true;
+    }
     for (;;) {
       sched_point();
       const WaitStep step = p.announce();
@@ -107,15 +123,7 @@ bool wait_until(Protocol& p, const WaitOptions& opts, Deadline deadline = {}) no
   }
 }
 
-// Defaults for the hooks most protocols do not need.
-struct WaitProtocolBase {
-  static void woke() noexcept {}
-  static bool help() noexcept { return false; }
-  static bool helps() noexcept { return false; }
-  static std::chrono::nanoseconds max_sleep() noexcept { return std::chrono::nanoseconds::zero(); }
-};
-
-// The waiter-bit protocol shared by Future, TaskGroup and wait_idle: the
+// The waiter-bit protocol shared by Future and TaskGroup waits: the
 // waiter sets `waiter_bit` in the word before it sleeps; whoever makes
 // done() true changes the word with an RMW and futex-wakes when the old
 // value had the bit. Either the RMW sees the bit (and wakes), or it comes
