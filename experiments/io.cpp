@@ -210,7 +210,7 @@ void copy_iostream(const std::string& src, const std::string& dst) {
 
 void copy_weft_bytes(const std::string& src, const std::string& dst) {
   Reader r(src);
-  Writer w(dst);
+  Writer w = Writer::create(dst);
   {
     Reader::Cursor in{r};
     Writer::Cursor out{w};
@@ -221,7 +221,7 @@ void copy_weft_bytes(const std::string& src, const std::string& dst) {
 
 void copy_weft_blocks(const std::string& src, const std::string& dst) {
   Reader r(src);
-  Writer w(dst);
+  Writer w = Writer::create(dst);
   for (auto s = r.peek(); !s.empty(); s = r.peek()) {
     w.write(s);
     r.consume(s.size());

@@ -1,6 +1,7 @@
 // weft/weft.hpp — the umbrella header: every public layer of weft.
 #pragma once
 
+#include "weft/error.hpp"
 #include "weft/exec/future.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"

@@ -1,11 +1,11 @@
 #include "weft/exec/task_group.hpp"
 
-#include <cstdio>
 #include <stdexcept>
 
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
+#include "weft/error.hpp"
 
 namespace weft {
 
@@ -65,13 +65,7 @@ TaskGroup::~TaskGroup() {
   if (!done(state_.load(std::memory_order_acquire)))  // acquire: as in wait()
     detail::block_on(state_, &TaskGroup::done, kWaiter, detail::on_worker_thread());
   if (error_claimed_.load(std::memory_order_acquire) && error_) {
-    try {
-      std::rethrow_exception(error_);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "weft::TaskGroup destroyed with an exception nobody wait()ed for: %s\n", e.what());
-    } catch (...) {
-      std::fprintf(stderr, "weft::TaskGroup destroyed with an exception nobody wait()ed for\n");
-    }
+    report_error("weft::TaskGroup destroyed with an exception nobody wait()ed for", error_);
   }
 }
 

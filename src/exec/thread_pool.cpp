@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "pool_core.hpp"
+#include "weft/error.hpp"
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/sync/futex.hpp"
@@ -166,9 +167,11 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
 PoolCore::~PoolCore() {
   shutdown();
   if (first_error_) {
-    std::fprintf(stderr,
-                 "weft::ThreadPool: a posted task threw and no wait_idle() rethrew it: %s (%llu more dropped)\n",
-                 describe(first_error_).c_str(), static_cast<unsigned long long>(dropped_errors_));
+    char where[128];
+    std::snprintf(where, sizeof where,
+                  "weft::ThreadPool: a posted task threw and no wait_idle() rethrew it (%llu more dropped)",
+                  static_cast<unsigned long long>(dropped_errors_));
+    report_error(where, first_error_);
   }
 }
 

@@ -1,10 +1,8 @@
 #include "weft/io/writer.hpp"
 
 #include <fcntl.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -12,38 +10,16 @@
 #include <utility>
 
 #include "io_error.hpp"
+#include "weft/error.hpp"
 
 namespace weft {
 
 namespace {
 
 constexpr std::string_view kWho = "Writer";
-
-void default_error_handler(const std::system_error& error) noexcept {
-  // One writev(2), so the line is not interleaved with other output, and no
-  // allocation, since this runs in destructors.
-  const char* what = error.what();
-  char newline = '\n';
-  iovec parts[2] = {{const_cast<char*>(what), std::strlen(what)}, {&newline, 1}};
-  (void)!::writev(STDERR_FILENO, parts, 2);
-}
-
-// relaxed everywhere: the handler is a plain function pointer; no data is
-// published along with it.
-std::atomic<WriterErrorHandler> g_error_handler{nullptr};
-
-void report(const std::system_error& error) noexcept {
-  // relaxed: see g_error_handler.
-  WriterErrorHandler h = g_error_handler.load(std::memory_order_relaxed);
-  (h != nullptr ? h : default_error_handler)(error);
-}
+constexpr std::string_view kUnreported = "weft::Writer destroyed with an unreported failure";
 
 }  // namespace
-
-WriterErrorHandler set_writer_error_handler(WriterErrorHandler handler) noexcept {
-  // relaxed: see g_error_handler.
-  return g_error_handler.exchange(handler, std::memory_order_relaxed);
-}
 
 Writer::Writer(int fd, std::string name, std::size_t buffer_size)
     : name_(std::move(name)), capacity_(buffer_size), fd_(fd) {
@@ -57,9 +33,10 @@ Writer::Writer(int fd, std::string name, std::size_t buffer_size)
   end_ = pos_ + capacity_;
 }
 
-Writer::Writer(const std::filesystem::path& path, std::size_t buffer_size)
-    : Writer(detail::io_open(path.string(), O_WRONLY | O_CREAT | O_TRUNC, kWho, "create"), path.string(),
-             buffer_size) {}
+Writer Writer::create(const std::filesystem::path& path, std::size_t buffer_size) {
+  return Writer(detail::io_open(path.string(), O_WRONLY | O_CREAT | O_TRUNC, kWho, "create"), path.string(),
+                buffer_size);
+}
 
 Writer Writer::append(const std::filesystem::path& path, std::size_t buffer_size) {
   return Writer(detail::io_open(path.string(), O_WRONLY | O_CREAT | O_APPEND, kWho, "open for append"),
@@ -194,10 +171,8 @@ void Writer::finish() noexcept {
   if (error_ == 0) {
     try {
       close();
-    } catch (const std::system_error& e) {
-      report(e);
     } catch (...) {
-      report(detail::io_error(EIO, kWho, "flush", name_));
+      report_error(kUnreported, std::current_exception());
     }
     return;
   }

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <thread>
 
+#include "weft/detail/topo/text.hpp"
 #include "weft/topo/topology.hpp"
 
 namespace weft {
@@ -17,15 +18,6 @@ namespace weft {
 namespace detail {
 
 namespace {
-
-constexpr std::string_view kSpace = " \t\n\r\f\v";
-
-std::string_view trim(std::string_view s) {
-  const auto b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(kSpace);
-  return s.substr(b, e - b + 1);
-}
 
 std::optional<std::int64_t> parse_int(std::string_view text) {
   text = trim(text);

@@ -5,18 +5,13 @@
 #include <string>
 #include <string_view>
 
+#include "weft/detail/topo/text.hpp"
+
 namespace weft {
 
 namespace {
 
-constexpr std::string_view kSpace = " \t\n\r\f\v";
-
-std::string_view trim(std::string_view s) {
-  const auto b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return {};
-  const auto e = s.find_last_not_of(kSpace);
-  return s.substr(b, e - b + 1);
-}
+using detail::trim;
 
 [[noreturn]] void bad_item(std::string_view item, const std::string& why) {
   throw std::invalid_argument("weft: bad CPU list item '" + std::string(item) + "': " + why);

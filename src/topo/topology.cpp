@@ -3,7 +3,6 @@
 #include "weft/topo/topology.hpp"
 
 #include <hwloc.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,6 +13,7 @@
 #include <utility>
 
 #include "weft/detail/topo/builder.hpp"
+#include "weft/topo/affinity.hpp"
 
 namespace weft {
 
@@ -125,19 +125,6 @@ Topology discover_restricted(const CpuSet& allowed) {
   }
 }
 
-CpuSet read_affinity() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) {
-    throw std::system_error(errno, std::generic_category(), "weft: sched_getaffinity");
-  }
-  CpuSet out;
-  for (int cpu = 0; cpu < CpuSet::kMaxCpus && cpu < CPU_SETSIZE; ++cpu) {
-    if (CPU_ISSET(static_cast<std::size_t>(cpu), &set)) out.add(cpu);
-  }
-  return out;
-}
-
 // Takes the snapshot behind process_allowed_cpus() while the library loads,
 // before main() can pin its own thread. A failure here is retried on first
 // use, where the exception can reach a caller.
@@ -152,14 +139,12 @@ CpuSet read_affinity() {
 
 }  // namespace
 
-CpuSet allowed_cpus() { return read_affinity(); }
-
 CpuSet process_allowed_cpus() {
-  static const CpuSet snapshot = read_affinity();
+  static const CpuSet snapshot = this_thread_affinity();
   return snapshot;
 }
 
-Topology Topology::discover() { return discover_restricted(allowed_cpus()); }
+Topology Topology::discover() { return discover_restricted(this_thread_affinity()); }
 
 Topology Topology::flat(const CpuSet& allowed, std::string warning) {
   TopologyBuilder b(allowed);

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "../unit/io/temp_dir.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 

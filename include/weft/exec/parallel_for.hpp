@@ -11,10 +11,13 @@
 // runs part of the range itself, whether or not it is a worker.
 //
 // Every index runs exactly once, even if some throw; the first exception is
-// rethrown when all are done. Index is any integral type.
+// rethrown when all are done. Index is any integral type, and the range
+// may be any that the type can hold (-2e9..2e9 in int, all of uint8_t).
 #pragma once
 
+#include <algorithm>
 #include <concepts>
+#include <cstdint>
 #include <exception>
 #include <type_traits>
 
@@ -25,10 +28,22 @@ namespace weft {
 
 namespace detail {
 
+// The number of indices in [lo, hi), lo <= hi, in the unsigned type of I's
+// width: hi - lo in I itself overflows once the range is wider than I's
+// maximum (-2e9..2e9 in int), while modulo-2^N subtraction is exact.
+template <class I>
+constexpr std::make_unsigned_t<I> range_size(I lo, I hi) noexcept {
+  using U = std::make_unsigned_t<I>;
+  return static_cast<U>(static_cast<U>(hi) - static_cast<U>(lo));
+}
+
 template <class I, class F>
 void split_range(TaskGroup& g, I lo, I hi, I grain, const F& f) {
-  while (hi - lo > grain) {
-    const I mid = static_cast<I>(lo + (hi - lo) / 2);
+  using U = std::make_unsigned_t<I>;
+  // grain >= 1 (parallel_for clamps it), so it fits U.
+  while (range_size(lo, hi) > static_cast<U>(grain)) {
+    // Half the size is at most I's maximum, and lo + half lies in [lo, hi].
+    const I mid = static_cast<I>(lo + static_cast<I>(range_size(lo, hi) / 2));
     g.run([&g, mid, hi, grain, &f] { split_range(g, mid, hi, grain, f); });
     hi = mid;
   }
@@ -64,10 +79,10 @@ void parallel_for(ThreadPool& pool, I first, I last, I grain, const F& f) {
 template <std::integral I, class F>
 void parallel_for(ThreadPool& pool, I first, I last, const F& f) {
   if (!(first < last)) return;
-  using U = std::make_unsigned_t<I>;
-  const U n = static_cast<U>(static_cast<U>(last) - static_cast<U>(first));
-  const U chunks = static_cast<U>(pool.size()) * 8u;
-  const U grain = n / chunks > 0 ? n / chunks : 1;
+  // In 64 bits: the chunk count overflows a small I (32 workers x 8 is
+  // 256). The grain is at most size / 8, so it fits I even when signed.
+  const std::uint64_t chunks = std::uint64_t{static_cast<unsigned>(std::max(pool.size(), 1))} * 8;
+  const std::uint64_t grain = std::max<std::uint64_t>(detail::range_size(first, last) / chunks, 1);
   parallel_for(pool, first, last, static_cast<I>(grain), f);
 }
 

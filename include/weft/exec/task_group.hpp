@@ -17,7 +17,8 @@
 // wait for itself: it throws std::logic_error instead.
 //
 // Destruction waits for the group's tasks; an exception nobody wait()ed for
-// is printed to stderr (a destructor must not throw), never lost silently.
+// goes to weft's error handler (weft/error.hpp; by default a line on
+// stderr), since a destructor must not throw; it is never lost silently.
 //
 // Memory ordering: everything a task did happens before wait() returns.
 //

@@ -16,8 +16,9 @@
 //
 // Exceptions: a submit()ted task's exception goes to its Future. A post()ed
 // task's exception is kept by the pool (the first one; later ones are
-// counted) and rethrown by the next wait_idle(); one never rethrown is
-// printed to stderr by the destructor, never dropped silently.
+// counted) and rethrown by the next wait_idle(); one never rethrown goes
+// to weft's error handler at destruction (weft/error.hpp; by default a line
+// on stderr), never dropped silently.
 //
 // Lifetime: the destructor (and shutdown()) stops accepting submissions
 // from threads outside the pool, runs every task already submitted —

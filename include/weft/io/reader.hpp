@@ -59,11 +59,10 @@ class Reader {
 
   // A closed Reader; reading from it throws std::logic_error.
   Reader() noexcept = default;
-  // Opens `path` read-only. `buffer_size` must be > 0.
+  // Opens `path` read-only. `buffer_size` must be > 0. A constructor, as
+  // std::ifstream has: reading leaves the file as it was, so there is no
+  // mode to name (Writer, which can truncate, has named factories).
   explicit Reader(const std::filesystem::path& path, std::size_t buffer_size = kDefaultBufferSize);
-  static Reader open(const std::filesystem::path& path, std::size_t buffer_size = kDefaultBufferSize) {
-    return Reader(path, buffer_size);
-  }
   // Takes ownership of `fd` (it is closed by close() or the destructor).
   // `name` is what error messages call it.
   static Reader adopt(int fd, std::string name, std::size_t buffer_size = kDefaultBufferSize);

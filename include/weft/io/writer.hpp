@@ -28,9 +28,8 @@
 // Errors at destruction. close() flushes, closes and throws on any failure:
 // call it when the data matters. The destructor flushes and closes too but
 // must not throw, so a failure it meets (one not already thrown to the
-// caller) goes to the writer error handler: by default one line on stderr
-// naming the path and the error; set_writer_error_handler() replaces that
-// (e.g. to log, count or abort). The error is never dropped silently.
+// caller) goes to weft's error handler (weft/error.hpp): by default one
+// line on stderr naming the path and the error. It is never dropped.
 #pragma once
 
 #include <cassert>
@@ -45,12 +44,6 @@
 
 namespace weft {
 
-// Receives a Writer failure that its destructor could not throw.
-using WriterErrorHandler = void (*)(const std::system_error& error) noexcept;
-// Installs `handler` for all Writers (nullptr: the default, which writes
-// error.what() as one line to stderr); returns the previous one. Thread-safe.
-WriterErrorHandler set_writer_error_handler(WriterErrorHandler handler) noexcept;
-
 class Writer {
  public:
   static constexpr std::size_t kDefaultBufferSize = std::size_t{64} * 1024;
@@ -58,10 +51,9 @@ class Writer {
   // A closed Writer; writing to it throws std::logic_error.
   Writer() noexcept = default;
   // Creates `path` (mode 0666 & ~umask) or truncates it. buffer_size > 0.
-  explicit Writer(const std::filesystem::path& path, std::size_t buffer_size = kDefaultBufferSize);
-  static Writer create(const std::filesystem::path& path, std::size_t buffer_size = kDefaultBufferSize) {
-    return Writer(path, buffer_size);
-  }
+  // A named factory, not a constructor, so that the call says what happens
+  // to an existing file: create() truncates it, append() keeps it.
+  static Writer create(const std::filesystem::path& path, std::size_t buffer_size = kDefaultBufferSize);
   // Opens `path` for appending, creating it if missing.
   static Writer append(const std::filesystem::path& path, std::size_t buffer_size = kDefaultBufferSize);
   // Takes ownership of `fd`; `name` is what error messages call it.

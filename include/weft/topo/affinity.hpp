@@ -25,7 +25,9 @@ void pin_thread(std::thread& t, const CpuSet& cpus);
 void pin_thread(std::jthread& t, int cpu);
 void pin_thread(std::jthread& t, const CpuSet& cpus);
 
-// The CPUs the calling thread may run on now.
+// The CPUs the calling thread may run on now (its affinity mask): the one
+// place weft reads the mask; process_allowed_cpus() is its snapshot at load.
+// Throws std::system_error if the kernel refuses.
 CpuSet this_thread_affinity();
 
 // The OS id of the CPU the calling thread is running on (sched_getcpu).

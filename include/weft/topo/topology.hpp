@@ -52,8 +52,8 @@ struct NumaNode {
 
 class Topology {
  public:
-  // Discovers the machine (restricted to the calling process's allowed CPUs
-  // at the time of the call).
+  // Discovers the machine, restricted to the calling thread's affinity at
+  // the time of the call (this_thread_affinity()).
   static Topology discover();
   // The flat topology used when hwloc cannot parse the machine: each CPU of
   // `allowed` is its own core in one package and one NUMA node.
@@ -100,16 +100,13 @@ class Topology {
   std::string source_;
 };
 
-// The CPUs the calling thread may run on (sched_getaffinity). Throws
-// std::system_error if the kernel refuses.
-CpuSet allowed_cpus();
-
 // The CPUs the process may use: the affinity it started with (what `taskset`
-// or a cgroup cpuset gave it), read once when weft is loaded. Pinning is
-// checked against this set rather than allowed_cpus(), because a thread that
-// pinned itself to one CPU must still be able to move to another, and it is
-// the set Topology::instance() covers. Throws std::system_error if the kernel
-// refuses to report the affinity.
+// or a cgroup cpuset gave it), read once when weft is loaded. The calling
+// thread's own mask now is this_thread_affinity() (weft/topo/affinity.hpp).
+// Pinning is checked against this set rather than the thread's mask,
+// because a thread that pinned itself to one CPU must still be able to move
+// to another, and it is the set Topology::instance() covers. Throws
+// std::system_error if the kernel refuses to report the affinity.
 CpuSet process_allowed_cpus();
 
 // The number of threads worth running at once: the process's allowed CPU

@@ -17,6 +17,7 @@
 #include <system_error>
 #include <vector>
 
+#include "error_recorder.hpp"
 #include "temp_dir.hpp"
 
 namespace {
@@ -56,7 +57,7 @@ TEST(ReaderErrors, MissingFileNamesThePath) {
 TEST(ReaderErrors, DirectoryFailsAtOpenWithEisdir) {
   weft::test::TempDir dir;
   const std::string path = dir.path().string();
-  expect_system_error([&] { (void)Reader::open(path); }, EISDIR, path);
+  expect_system_error([&] { Reader r(path); }, EISDIR, path);
 }
 
 TEST(ReaderErrors, FileWithoutPermission) {
@@ -66,13 +67,13 @@ TEST(ReaderErrors, FileWithoutPermission) {
   std::ofstream(path) << "secret";
   std::filesystem::permissions(path, std::filesystem::perms::none);
   expect_system_error([&] { Reader r(path); }, EACCES, path);
-  expect_system_error([&] { Writer w(path); }, EACCES, path);
+  expect_system_error([&] { Writer w = Writer::create(path); }, EACCES, path);
 }
 
 TEST(ReaderErrors, ReadFailureNamesTheDescriptor) {
   // A write-only descriptor: read(2) fails with EBADF.
   weft::test::TempDir dir;
-  Writer w(dir / "f");
+  Writer w = Writer::create(dir / "f");
   w.close();
   std::ofstream(dir / "g") << "data";
   const int fd = ::open((dir / "g").c_str(), O_WRONLY | O_CLOEXEC);
@@ -85,13 +86,13 @@ TEST(ReaderErrors, ZeroBufferSizeIsRejected) {
   weft::test::TempDir dir;
   std::ofstream(dir / "f") << "x";
   EXPECT_THROW(Reader(dir / "f", 0), std::invalid_argument);
-  EXPECT_THROW(Writer(dir / "g", 0), std::invalid_argument);
+  EXPECT_THROW((void)Writer::create(dir / "g", 0), std::invalid_argument);
 }
 
 TEST(WriterErrors, MissingDirectoryNamesThePath) {
   weft::test::TempDir dir;
   const std::string path = (dir / "no-such-dir" / "out").string();
-  const std::string what = expect_system_error([&] { Writer w(path); }, ENOENT, path);
+  const std::string what = expect_system_error([&] { Writer w = Writer::create(path); }, ENOENT, path);
   EXPECT_TRUE(contains(what, "weft::Writer"));
 }
 
@@ -130,24 +131,17 @@ TEST(WriterErrors, DevFullFailsThroughACursorWhenTheBufferFills) {
   expect_system_error([&] { w.close(); }, ENOSPC, "/dev/full");
 }
 
-// The handler sees what the destructor could not throw.
-std::vector<std::string>* g_reported = nullptr;
-void record_error(const std::system_error& e) noexcept {
-  if (g_reported != nullptr) g_reported->push_back(std::to_string(e.code().value()) + " " + e.what());
-}
-
+// The error handler (weft/error.hpp) sees what the destructor could not throw.
 class WriterDestructor : public ::testing::Test {
  protected:
-  void SetUp() override {
-    g_reported = &reported_;
-    previous_ = weft::set_writer_error_handler(&record_error);
+  std::vector<std::string> reported() const {
+    std::vector<std::string> out;
+    for (const auto& e : recorder_.entries()) out.push_back(std::to_string(e.code) + " " + e.what);
+    return out;
   }
-  void TearDown() override {
-    weft::set_writer_error_handler(previous_);
-    g_reported = nullptr;
-  }
-  std::vector<std::string> reported_;
-  weft::WriterErrorHandler previous_ = nullptr;
+
+ private:
+  weft::test::ErrorRecorder recorder_;
 };
 
 TEST_F(WriterDestructor, UnflushedFailureGoesToTheHandler) {
@@ -155,10 +149,11 @@ TEST_F(WriterDestructor, UnflushedFailureGoesToTheHandler) {
     Writer w = Writer::create("/dev/full");
     w.put('x');
   }
-  ASSERT_EQ(reported_.size(), 1U);
-  EXPECT_TRUE(contains(reported_[0], "28 "));
-  EXPECT_TRUE(contains(reported_[0], "'/dev/full'"));
-  EXPECT_TRUE(contains(reported_[0], "No space left on device"));
+  const auto reported = this->reported();
+  ASSERT_EQ(reported.size(), 1U);
+  EXPECT_TRUE(contains(reported[0], "28 "));
+  EXPECT_TRUE(contains(reported[0], "'/dev/full'"));
+  EXPECT_TRUE(contains(reported[0], "No space left on device"));
 }
 
 TEST_F(WriterDestructor, FailureAlreadyThrownIsNotReportedTwice) {
@@ -167,16 +162,16 @@ TEST_F(WriterDestructor, FailureAlreadyThrownIsNotReportedTwice) {
     w.put('x');
     EXPECT_THROW(w.flush(), std::system_error);
   }
-  EXPECT_TRUE(reported_.empty());
+  EXPECT_TRUE(reported().empty());
 }
 
 TEST_F(WriterDestructor, CleanWriterReportsNothing) {
   weft::test::TempDir dir;
   {
-    Writer w(dir / "ok");
+    Writer w = Writer::create(dir / "ok");
     w.write(std::string_view("fine"));
   }
-  EXPECT_TRUE(reported_.empty());
+  EXPECT_TRUE(reported().empty());
   EXPECT_EQ(std::filesystem::file_size(dir / "ok"), 4U);
 }
 
@@ -184,23 +179,11 @@ TEST_F(WriterDestructor, MoveAssignmentFinishesTheOldFileLikeTheDestructor) {
   weft::test::TempDir dir;
   Writer w = Writer::create("/dev/full");
   w.put('x');
-  w = Writer(dir / "next");
-  ASSERT_EQ(reported_.size(), 1U);
-  EXPECT_TRUE(contains(reported_[0], "/dev/full"));
+  w = Writer::create(dir / "next");
+  const auto reported = this->reported();
+  ASSERT_EQ(reported.size(), 1U);
+  EXPECT_TRUE(contains(reported[0], "/dev/full"));
   w.close();
-}
-
-TEST(WriterErrorsDefaultHandler, DestructorWritesOneLineToStderr) {
-  ASSERT_EQ(weft::set_writer_error_handler(nullptr), nullptr);
-  ::testing::internal::CaptureStderr();
-  {
-    Writer w = Writer::create("/dev/full");
-    w.put('x');
-  }
-  const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(contains(err, "'/dev/full'"));
-  EXPECT_TRUE(contains(err, "No space left on device"));
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1);
 }
 
 }  // namespace

@@ -252,7 +252,7 @@ constexpr int kChildFail = 1;
   int code = 0;
   std::uint64_t written = 0;
   {
-    Writer w(path, kBuffer);
+    Writer w = Writer::create(path, kBuffer);
     try {
       // Uneven chunks: some buffered, some straight through.
       for (std::size_t i = 0, n = 1000; i < data.size(); i += n, n = n * 7 % 40'000 + 1) {

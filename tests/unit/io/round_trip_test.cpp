@@ -156,7 +156,7 @@ TEST_P(ReaderWriterRoundTrip, RandomSizesAgainstAReference) {
       EXPECT_FALSE(w.is_open());
     }
     ASSERT_EQ(file_contents(path), data) << "written with buffer " << buffer_size << ", seed " << seed;
-    Reader r = Reader::open(path, buffer_size);
+    Reader r(path, buffer_size);
     const std::vector<std::byte> back = read_randomly(r, rng);
     ASSERT_EQ(back.size(), data.size());
     ASSERT_EQ(back, data) << "read with buffer " << buffer_size << ", seed " << seed;
@@ -176,7 +176,7 @@ TEST(ReaderWriter, CursorByteCopyMatchesTheSource) {
   write_file(dir / "src", data);
   {
     Reader r(dir / "src");
-    Writer w(dir / "dst");
+    Writer w = Writer::create(dir / "dst");
     {
       Reader::Cursor in(r);
       Writer::Cursor out(w);
@@ -203,7 +203,7 @@ TEST(ReaderWriter, EmptyFile) {
   Writer::create(path).close();
   ASSERT_TRUE(std::filesystem::exists(path));
   EXPECT_EQ(std::filesystem::file_size(path), 0U);
-  Reader r = Reader::open(path);
+  Reader r(path);
   EXPECT_EQ(r.get(), Reader::kEof);
   EXPECT_TRUE(r.peek().empty());
   EXPECT_TRUE(r.read_some().empty());
@@ -222,7 +222,7 @@ TEST(ReaderWriter, FileExactlyOneBufferLong) {
     const std::vector<std::byte> data = random_bytes(buffer, buffer);
     const auto path = dir / ("one-buffer-" + std::to_string(buffer));
     {
-      Writer w(path, buffer);
+      Writer w = Writer::create(path, buffer);
       for (std::byte b : data) w.put(b);
       // Full but not yet written: the buffer is flushed only when more comes.
       EXPECT_EQ(w.pending(), buffer);
@@ -297,7 +297,7 @@ TEST(ReaderWriter, AdoptedDescriptors) {
 
 TEST(ReaderWriter, MovesTransferTheFile) {
   weft::test::TempDir dir;
-  Writer a(dir / "m");
+  Writer a = Writer::create(dir / "m");
   a.put('x');
   Writer b = std::move(a);
   EXPECT_FALSE(a.is_open());  // NOLINT(bugprone-use-after-move): documented state

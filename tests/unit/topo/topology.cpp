@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "weft/topo/affinity.hpp"
+
 extern char** environ;
 
 namespace weft {
@@ -94,7 +96,7 @@ void expect_consistent(const Topology& t) {
 
 TEST(Topology, DiscoveredTopologyIsConsistent) {
   const Topology t = Topology::discover();
-  EXPECT_EQ(t.allowed(), allowed_cpus());
+  EXPECT_EQ(t.allowed(), this_thread_affinity());
   expect_consistent(t);
   if (t.source().rfind("hwloc", 0) == 0) {
     EXPECT_TRUE(t.warning().empty()) << t.warning();
@@ -160,7 +162,7 @@ TEST(Topology, FallsBackToFlatWhenHwlocCannotLoad) {
   }
   EXPECT_EQ(t.source(), "flat (sched_getaffinity)");
   EXPECT_NE(t.warning().find("hwloc"), std::string::npos) << t.warning();
-  EXPECT_EQ(t.allowed(), allowed_cpus());
+  EXPECT_EQ(t.allowed(), this_thread_affinity());
   expect_consistent(t);
 }
 
@@ -186,7 +188,7 @@ TEST(TopologyChild, SeesOnlyTheCpuItWasGiven) {
 }
 
 TEST(TopologyRestricted, TasksetOneCpuSeesOnlyThatCpu) {
-  const int cpu = allowed_cpus().first();
+  const int cpu = this_thread_affinity().first();
   ASSERT_GE(cpu, 0);
   const std::filesystem::path report = std::filesystem::temp_directory_path() /
                                        ("weft_topo_child_" + std::to_string(getpid()) + ".txt");
