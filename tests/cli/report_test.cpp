@@ -168,6 +168,57 @@ TEST(ReportQuick, RefusesANonEmptyDirectoryWithoutForce) {
   EXPECT_TRUE(fs::exists(foreign / "results.json"));
 }
 
+// Defect 8c: --force wrote through a link standing in DIR, so DIR/index.html
+// linked to any file (as root: any file at all) had that file overwritten.
+bool is_plain_file(const fs::path& p) { return fs::is_regular_file(fs::symlink_status(p)); }
+
+TEST(ReportQuick, ForceNeverWritesThroughALinkInAForeignDirectory) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const fs::path victim = tmp.path() / "victim.txt";
+  std::ofstream(victim) << "not the report's\n";
+  const fs::path out = tmp.path() / "foreign";
+  fs::create_directories(out);
+  fs::create_symlink(victim, out / "index.html");
+  fs::create_symlink(victim, out / "results.json");
+  fs::create_symlink(victim, out / ".weft-report");  // the marker's name
+  std::ofstream(out / "notes.txt") << "mine\n";
+
+  const CliRun r = run_cli("report --quick --only topo --force --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(read_all(victim), "not the report's\n") << "the report wrote through a link";
+  EXPECT_TRUE(is_plain_file(out / "index.html"));
+  EXPECT_TRUE(is_plain_file(out / "results.json"));
+  EXPECT_TRUE(is_plain_file(out / ".weft-report"));
+  EXPECT_TRUE(contains(read_all(out / "index.html"), "<!DOCTYPE html>"));
+  EXPECT_EQ(read_all(out / "notes.txt"), "mine\n") << "a file the report did not write was touched";
+}
+
+TEST(ReportQuick, ForceRemovesOnlyWhatItsMarkerListsAndFollowsNoLink) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const fs::path victim = tmp.path() / "victim.txt";
+  std::ofstream(victim) << "not the report's\n";
+  const fs::path out = tmp.path() / "report";
+  ASSERT_EQ(run_cli("report --quick --only topo --out " + out.string()).status, 0);
+
+  // A link where the report's own page was (a name the marker lists), and
+  // one it never wrote.
+  fs::remove(out / "index.html");
+  fs::create_symlink(victim, out / "index.html");
+  fs::create_symlink(victim, out / "stranger.png");
+  std::ofstream(out / "extra.txt") << "mine\n";
+
+  const CliRun r = run_cli("report --quick --only topo --force --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(read_all(victim), "not the report's\n");
+  EXPECT_TRUE(is_plain_file(out / "index.html"));
+  EXPECT_TRUE(fs::is_symlink(out / "stranger.png")) << "not listed in the marker: not the report's to remove";
+  EXPECT_EQ(read_all(out / "extra.txt"), "mine\n");
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_FALSE(contains(entry.path().filename().string(), ".tmp")) << "temporary left behind: " << entry.path();
+}
+
 TEST(ReportQuick, BadOptionsExitWithStatus2) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
