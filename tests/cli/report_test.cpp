@@ -219,6 +219,49 @@ TEST(ReportQuick, ForceRemovesOnlyWhatItsMarkerListsAndFollowsNoLink) {
     EXPECT_FALSE(contains(entry.path().filename().string(), ".tmp")) << "temporary left behind: " << entry.path();
 }
 
+// The plotter writes its PNGs and plots.json the same way: never through a
+// link, and a figure id it does not know is reported, not a crash.
+TEST(ReportPlot, NeverWritesThroughALinkAndSkipsUnknownFigures) {
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib)";
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const fs::path victim = tmp.path() / "victim.txt";
+  std::ofstream(victim) << "not the plotter's\n";
+  const fs::path out = tmp.path() / "report";
+  fs::create_directories(out);
+  fs::create_symlink(victim, out / "fib_ms.png");
+  fs::create_symlink(victim, out / "plots.json");
+  const nlohmann::json results = {
+      {"registry",
+       {{{"name", "fib"}, {"article", nullptr}, {"title", "fib"}, {"summary", ""}, {"figures", {"fib_ms"}}},
+        {{"name", "later"}, {"article", nullptr}, {"title", "later"}, {"summary", ""}, {"figures", {"no_such_figure"}}}}},
+      {"published", nlohmann::json::object()},
+      {"experiments",
+       {{{"experiment", "fib"},
+         {"params", {{"n", 20}}},
+         {"results",
+          {{{"variant", "serial"}, {"metric", "ms"}, {"measured", true}, {"median", 2.0}, {"min", 1.5}, {"max", 3.0}},
+           {{"variant", "weft"}, {"threads", 2}, {"metric", "ms"}, {"measured", true}, {"median", 1.0},
+            {"min", 0.9}, {"max", 1.2}}}}}}}};
+  std::ofstream(tmp.path() / "results.json") << results.dump();
+
+  const CliRun r = run_process({"/usr/bin/python3", WEFT_PLOT_SCRIPT, (tmp.path() / "results.json").string(),
+                                 out.string()});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_EQ(read_all(victim), "not the plotter's\n") << "the plotter wrote through a link";
+  ASSERT_TRUE(is_plain_file(out / "fib_ms.png"));
+  EXPECT_EQ(read_all(out / "fib_ms.png").substr(1, 3), "PNG");
+  ASSERT_TRUE(is_plain_file(out / "plots.json"));
+  const nlohmann::json manifest = nlohmann::json::parse(read_all(out / "plots.json"));
+  ASSERT_EQ(manifest.at("drawn").size(), 1U) << manifest.dump(1);
+  EXPECT_EQ(manifest["drawn"][0].value("section", std::string()), "weft-own");
+  ASSERT_EQ(manifest.at("skipped").size(), 1U) << manifest.dump(1);
+  EXPECT_EQ(manifest["skipped"][0].value("figure", std::string()), "no_such_figure");
+  EXPECT_TRUE(contains(manifest["skipped"][0].value("reason", std::string()), "no_such_figure"));
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_FALSE(contains(entry.path().filename().string(), ".tmp")) << "temporary left behind: " << entry.path();
+}
+
 TEST(ReportQuick, BadOptionsExitWithStatus2) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());

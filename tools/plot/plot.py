@@ -3,10 +3,15 @@
 
 usage: plot.py RESULTS_JSON OUT_DIR
 
-Writes one PNG per figure into OUT_DIR and OUT_DIR/plots.json, the manifest
-the report's page is built from: {"drawn": [{file, title, caption, section}],
-"skipped": [{file, title, section, reason}]}. A figure whose data is missing
-is listed as skipped with the reason; it never stops the others.
+Draws the figures results.json's "registry" names, each under its
+experiment's article (or "weft-own" for weft's own experiments). Writes one
+PNG per figure into OUT_DIR and OUT_DIR/plots.json, the manifest the report's
+page is built from: {"drawn": [{figure, file, title, caption, section}],
+"skipped": [{figure, file, title, section, reason}]}. A figure whose data is
+missing, or whose id this plotter does not know, is listed as skipped with
+the reason; it never stops the others. Every file is written as a new file
+in OUT_DIR renamed over its name: a link standing there is replaced, never
+written through.
 Exit status: 0 when the manifest was written, 3 when matplotlib is missing,
 2 on bad arguments or an unreadable results file.
 """
@@ -276,6 +281,27 @@ def plot_idle(results):
                         "task arrives every millisecond for 2 s (median; baseline: no pool at all).")
 
 
+def plot_idle_latency(results):
+    exp = experiment(results, "idle")
+    median = {r["variant"]: r for r in rows(exp, "start_latency_us")}
+    p99 = {r["variant"]: r for r in rows(exp, "start_latency_p99_us")}
+    variants = ordered(list(median) + list(p99))
+    if not variants:
+        raise Skip("no start-latency rows in idle")
+    fig, (ax,) = new_figure()
+    series = ["median", "p99"]
+    grouped_bars(ax, variants, series, lambda v, s: (median if s == series[0] else p99).get(v), log=True)
+    ax.set_xlabel("pool")
+    ax.set_ylabel("post-to-start latency (µs, log scale)")
+    title = "Post-to-start latency of a task posted to a waiting pool"
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig, title, ("Time from posting a task to an otherwise idle pool until the task starts, at one "
+                        "task per millisecond: median and 99th percentile of the samples (bars: median over "
+                        "repetitions, whiskers: min–max). A worker still spinning starts it at once; a parked "
+                        "one pays a wake-up.")
+
+
 def plot_alloc_seconds(results):
     exp = experiment(results, "alloc")
     rs = rows(exp, "seconds")
@@ -403,29 +429,59 @@ def plot_spin(results):
                         "granularity.")
 
 
-def figures(results):
-    """(file name, section, what it needs, draw function) for every figure."""
-    out = [("c2c_heatmap.png", "000", "Core-to-core latency", lambda: plot_c2c(results))]
-    ring_threads = []
+def one(draw, what):
+    """A figure drawn as one file named after its id."""
+    return lambda results, fid: [(f"{fid}.png", what, lambda: draw(results))]
+
+
+def ring_figures(results, fid):
+    """One file per thread count the ring ran at."""
     try:
-        ring_threads = ordered(r.get("threads") for r in experiment(results, "ring").get("results", [])
-                               if r.get("threads"))
+        threads = ordered(r.get("threads") for r in experiment(results, "ring").get("results", [])
+                          if r.get("threads"))
     except Skip:
-        pass
-    for t in ring_threads or [2, 3]:
-        out.append((f"ring_{t}_threads.png", "000", f"Token ring, {t} threads", lambda t=t: plot_ring(results, t)))
-    out += [
-        ("tasks_per_s.png", "001", "Tasks per second", lambda: plot_tasks(results)),
-        ("smt_slowdown.png", "002", "SMT slowdowns", lambda: plot_smt(results)),
-        ("alloc_seconds.png", "003", "Allocator time", lambda: plot_alloc_seconds(results)),
-        ("alloc_scalability.png", "003", "Allocator scalability", lambda: plot_alloc_scalability(results)),
-        ("io_mb_per_s.png", "003", "File copy MB/s", lambda: plot_io(results)),
-        ("spin_wall_vs_cpu.png", "004", "Spin wall vs CPU", lambda: plot_spin(results)),
-        ("fib_ms.png", "weft", "fib", lambda: plot_fib(results)),
-        ("pfor_ms.png", "weft", "parallel_for", lambda: plot_pfor(results)),
-        ("idle_cpu.png", "weft", "Idle CPU", lambda: plot_idle(results)),
-    ]
-    return out
+        threads = []
+    return [(f"{fid}_{t}_threads.png", f"Token ring, {t} threads", lambda t=t: plot_ring(results, t))
+            for t in threads or [2, 3]]
+
+
+# Figure id (as the registry names it) -> the files it makes: [(file, what, draw)].
+FIGURES = {
+    "c2c_heatmap": one(plot_c2c, "Core-to-core latency"),
+    "ring": ring_figures,
+    "tasks_per_s": one(plot_tasks, "Tasks per second"),
+    "smt_slowdown": one(plot_smt, "SMT slowdowns"),
+    "alloc_seconds": one(plot_alloc_seconds, "Allocator time"),
+    "alloc_scalability": one(plot_alloc_scalability, "Allocator scalability"),
+    "io_mb_per_s": one(plot_io, "File copy MB/s"),
+    "spin_wall_vs_cpu": one(plot_spin, "Spin wall vs CPU"),
+    "fib_ms": one(plot_fib, "fib"),
+    "pfor_ms": one(plot_pfor, "parallel_for"),
+    "idle_cpu": one(plot_idle, "Idle CPU"),
+    "idle_latency": one(plot_idle_latency, "Idle start latency"),
+}
+
+
+def write_new(out_dir, name, write):
+    """Calls write(file object) on a new file in out_dir, then renames it to
+    name: O_EXCL never opens an existing name, so a link standing at name
+    is replaced by the rename, never followed."""
+    for attempt in range(100):
+        tmp = os.path.join(out_dir, f".{name}.{os.getpid()}-{attempt}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise OSError(f"cannot create a temporary for {name} in {out_dir}")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, os.path.join(out_dir, name))
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def main(argv):
@@ -440,22 +496,31 @@ def main(argv):
         return 2
     out_dir = argv[2]
     manifest = {"drawn": [], "skipped": []}
-    for name, section, what, draw in figures(results):
-        try:
-            fig, title, caption = draw()
-        except Skip as e:
-            manifest["skipped"].append({"file": name, "title": what, "section": section, "reason": str(e)})
-            continue
-        except Exception as e:  # a malformed row must not cost the other figures
-            manifest["skipped"].append({"file": name, "title": what, "section": section,
-                                        "reason": f"{type(e).__name__}: {e}"})
-            plt.close("all")
-            continue
-        fig.savefig(os.path.join(out_dir, name), dpi=DPI, bbox_inches="tight")
-        plt.close(fig)
-        manifest["drawn"].append({"file": name, "title": title, "caption": caption, "section": section})
-    with open(os.path.join(out_dir, "plots.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2)
+    for entry in results.get("registry") or []:
+        section = entry.get("article") or "weft-own"
+        for fid in entry.get("figures", []):
+            if fid not in FIGURES:
+                manifest["skipped"].append({"figure": fid, "file": "", "title": fid, "section": section,
+                                            "reason": f"this plotter has no figure '{fid}' "
+                                                      f"(named by experiment {entry.get('name')})"})
+                continue
+            for name, what, draw in FIGURES[fid](results, fid):
+                skipped = {"figure": fid, "file": name, "title": what, "section": section}
+                try:
+                    fig, title, caption = draw()
+                except Skip as e:
+                    manifest["skipped"].append({**skipped, "reason": str(e)})
+                    continue
+                except Exception as e:  # a malformed row must not cost the other figures
+                    manifest["skipped"].append({**skipped, "reason": f"{type(e).__name__}: {e}"})
+                    plt.close("all")
+                    continue
+                write_new(out_dir, name, lambda f, fig=fig: fig.savefig(f, format="png", dpi=DPI,
+                                                                       bbox_inches="tight"))
+                plt.close(fig)
+                manifest["drawn"].append({"figure": fid, "file": name, "title": title, "caption": caption,
+                                          "section": section})
+    write_new(out_dir, "plots.json", lambda f: f.write(json.dumps(manifest, indent=2).encode("utf-8")))
     return 0
 
 
