@@ -49,6 +49,15 @@ def experiment(results, name):
     raise Skip(f"no {name} experiment in results.json")
 
 
+def published(results, name):
+    """What results.json's "published" says of the article the registry
+    files experiment `name` under ({} when none)."""
+    for entry in results.get("registry") or []:
+        if entry.get("name") == name and entry.get("article"):
+            return (results.get("published") or {}).get(entry["article"]) or {}
+    return {}
+
+
 def rows(exp, metric, **match):
     """The measured rows with this metric whose fields equal `match`."""
     out = []
@@ -135,10 +144,7 @@ def plot_c2c(results):
 
 def published_ring(results, threads):
     """The article's ns per hop for this thread count: {flag: ns}."""
-    try:
-        pub = experiment(results, "ring").get("published") or {}
-    except Skip:
-        return {}
+    pub = published(results, "ring")
     columns = pub.get("columns", [])
     for row in pub.get("ns_per_hop", []):
         if row and row[0] == threads:
@@ -196,16 +202,16 @@ def plot_tasks(results):
         if "threads" not in r and r["variant"] != "sync":
             ax.axhline(r["median"], linestyle=":", color="grey")
             ax.text(ax.get_xlim()[0], r["median"], " " + r["variant"], fontsize=7, va="bottom", color="grey")
-    published = (exp.get("published") or {}).get("tasks_per_s", {})
+    article = published(results, "tasks").get("tasks_per_s", {})
     for v, marker in (("article-pool", "x"), ("article-pool-future", "+")):
-        pts = published.get(v)
+        pts = article.get(v)
         if isinstance(pts, dict):
             xs = sorted(int(k) for k in pts)
             ax.plot(xs, [pts[str(x)] for x in xs], linestyle="none", marker=marker, color="k", markersize=8,
                     label=f"article: {v}")
     ax.set_xscale("log", base=2)
     ticks = sorted({r["threads"] for r in rs if "threads" in r} |
-                   {int(k) for v in published.values() if isinstance(v, dict) for k in v})
+                   {int(k) for v in article.values() if isinstance(v, dict) for k in v})
     ax.set_xticks(ticks)
     ax.set_xticklabels([str(t) for t in ticks])
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
@@ -383,9 +389,10 @@ def plot_smt(results):
     for i, v in enumerate(variants):
         if not any(r["variant"] == v for r in measured):
             ax.text(i, 0.05, "not measured\n(no SMT siblings)", ha="center", va="bottom", fontsize=7)
-    if "smt-siblings" in variants:
-        ax.scatter([variants.index("smt-siblings")], [1.75], marker="D", color="k", zorder=3,
-                   label="article: sin on siblings, >1.75x")
+    at_least = published(results, "smt").get("sin_smt_siblings_slowdown_at_least")
+    if "smt-siblings" in variants and at_least:
+        ax.scatter([variants.index("smt-siblings")], [at_least], marker="D", color="k", zorder=3,
+                   label=f"article: sin on siblings, >{at_least}x")
     ax.axhline(1, linestyle=":", color="grey")
     ax.set_xlabel("placement of the two threads")
     ax.set_ylabel("slowdown vs one thread (x)")
