@@ -178,21 +178,38 @@ TEST(ReportQuick, RefusesANonEmptyDirectoryWithoutForce) {
 // linked to any file (as root: any file at all) had that file overwritten.
 bool is_plain_file(const fs::path& p) { return fs::is_regular_file(fs::symlink_status(p)); }
 
+// A file outside the report directory that links in it point at: it must
+// come out of every run unchanged.
+class Victim {
+ public:
+  explicit Victim(const fs::path& dir) : path_(dir / "victim.txt") { std::ofstream(path_) << kText; }
+  void link_from(const fs::path& name) const { fs::create_symlink(path_, name); }
+  [[nodiscard]] bool untouched() const { return read_all(path_) == kText; }
+
+ private:
+  static constexpr const char* kText = "not the report's\n";
+  fs::path path_;
+};
+
+void expect_no_temporaries(const fs::path& dir) {
+  for (const auto& entry : fs::directory_iterator(dir))
+    EXPECT_FALSE(contains(entry.path().filename().string(), ".tmp")) << "temporary left behind: " << entry.path();
+}
+
 TEST(ReportQuick, ForceNeverWritesThroughALinkInAForeignDirectory) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
-  const fs::path victim = tmp.path() / "victim.txt";
-  std::ofstream(victim) << "not the report's\n";
+  const Victim victim(tmp.path());
   const fs::path out = tmp.path() / "foreign";
   fs::create_directories(out);
-  fs::create_symlink(victim, out / "index.html");
-  fs::create_symlink(victim, out / "results.json");
-  fs::create_symlink(victim, out / ".weft-report");  // the marker's name
+  victim.link_from(out / "index.html");
+  victim.link_from(out / "results.json");
+  victim.link_from(out / ".weft-report");  // the marker's name
   std::ofstream(out / "notes.txt") << "mine\n";
 
   const CliRun r = run_cli("report --quick --only topo --force --out " + out.string());
   ASSERT_EQ(r.status, 0) << r;
-  EXPECT_EQ(read_all(victim), "not the report's\n") << "the report wrote through a link";
+  EXPECT_TRUE(victim.untouched()) << "the report wrote through a link";
   EXPECT_TRUE(is_plain_file(out / "index.html"));
   EXPECT_TRUE(is_plain_file(out / "results.json"));
   EXPECT_TRUE(is_plain_file(out / ".weft-report"));
@@ -203,26 +220,24 @@ TEST(ReportQuick, ForceNeverWritesThroughALinkInAForeignDirectory) {
 TEST(ReportQuick, ForceRemovesOnlyWhatItsMarkerListsAndFollowsNoLink) {
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
-  const fs::path victim = tmp.path() / "victim.txt";
-  std::ofstream(victim) << "not the report's\n";
+  const Victim victim(tmp.path());
   const fs::path out = tmp.path() / "report";
   ASSERT_EQ(run_cli("report --quick --only topo --out " + out.string()).status, 0);
 
   // A link where the report's own page was (a name the marker lists), and
   // one it never wrote.
   fs::remove(out / "index.html");
-  fs::create_symlink(victim, out / "index.html");
-  fs::create_symlink(victim, out / "stranger.png");
+  victim.link_from(out / "index.html");
+  victim.link_from(out / "stranger.png");
   std::ofstream(out / "extra.txt") << "mine\n";
 
   const CliRun r = run_cli("report --quick --only topo --force --out " + out.string());
   ASSERT_EQ(r.status, 0) << r;
-  EXPECT_EQ(read_all(victim), "not the report's\n");
+  EXPECT_TRUE(victim.untouched());
   EXPECT_TRUE(is_plain_file(out / "index.html"));
   EXPECT_TRUE(fs::is_symlink(out / "stranger.png")) << "not listed in the marker: not the report's to remove";
   EXPECT_EQ(read_all(out / "extra.txt"), "mine\n");
-  for (const auto& entry : fs::directory_iterator(out))
-    EXPECT_FALSE(contains(entry.path().filename().string(), ".tmp")) << "temporary left behind: " << entry.path();
+  expect_no_temporaries(out);
 }
 
 // The plotter writes its PNGs and plots.json the same way: never through a
@@ -231,12 +246,11 @@ TEST(ReportPlot, NeverWritesThroughALinkAndSkipsUnknownFigures) {
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib)";
   TempDir tmp;
   ASSERT_FALSE(tmp.path().empty());
-  const fs::path victim = tmp.path() / "victim.txt";
-  std::ofstream(victim) << "not the plotter's\n";
+  const Victim victim(tmp.path());
   const fs::path out = tmp.path() / "report";
   fs::create_directories(out);
-  fs::create_symlink(victim, out / "fib_ms.png");
-  fs::create_symlink(victim, out / "plots.json");
+  victim.link_from(out / "fib_ms.png");
+  victim.link_from(out / "plots.json");
   const nlohmann::json results = {
       {"registry",
        {{{"name", "fib"}, {"article", nullptr}, {"title", "fib"}, {"summary", ""}, {"figures", {"fib_ms"}}},
@@ -254,7 +268,7 @@ TEST(ReportPlot, NeverWritesThroughALinkAndSkipsUnknownFigures) {
   const CliRun r = run_process({"/usr/bin/python3", WEFT_PLOT_SCRIPT, (tmp.path() / "results.json").string(),
                                  out.string()});
   ASSERT_EQ(r.status, 0) << r;
-  EXPECT_EQ(read_all(victim), "not the plotter's\n") << "the plotter wrote through a link";
+  EXPECT_TRUE(victim.untouched()) << "the plotter wrote through a link";
   ASSERT_TRUE(is_plain_file(out / "fib_ms.png"));
   EXPECT_EQ(read_all(out / "fib_ms.png").substr(1, 3), "PNG");
   ASSERT_TRUE(is_plain_file(out / "plots.json"));
@@ -264,8 +278,7 @@ TEST(ReportPlot, NeverWritesThroughALinkAndSkipsUnknownFigures) {
   ASSERT_EQ(manifest.at("skipped").size(), 1U) << manifest.dump(1);
   EXPECT_EQ(manifest["skipped"][0].value("figure", std::string()), "no_such_figure");
   EXPECT_TRUE(contains(manifest["skipped"][0].value("reason", std::string()), "no_such_figure"));
-  for (const auto& entry : fs::directory_iterator(out))
-    EXPECT_FALSE(contains(entry.path().filename().string(), ".tmp")) << "temporary left behind: " << entry.path();
+  expect_no_temporaries(out);
 }
 
 // The page is built from the registry in results.json: sections, their

@@ -268,44 +268,37 @@ def plot_pfor(results):
                         "spinning items, and one big sum; threads in parentheses.")
 
 
-def plot_idle(results):
+def idle_bars(results, series, ylabel, title, caption):
+    """Bars per pool of the idle experiment, one per (label, metric) in series."""
     exp = experiment(results, "idle")
-    idle = {r["variant"]: r for r in rows(exp, "cpu_ms_idle_1s")}
-    tick = {r["variant"]: r for r in rows(exp, "cpu_ms_tick_2s")}
-    variants = ordered(list(idle) + list(tick))
+    by_series = {label: {r["variant"]: r for r in rows(exp, metric)} for label, metric in series}
+    variants = ordered(v for by_variant in by_series.values() for v in by_variant)
     if not variants:
-        raise Skip("no idle rows")
+        raise Skip("no " + " or ".join(metric for _, metric in series) + " rows in idle")
     fig, (ax,) = new_figure()
-    series = ["idle, 1 s", "one task per ms, 2 s"]
-    grouped_bars(ax, variants, series, lambda v, s: (idle if s == series[0] else tick).get(v), log=True)
+    grouped_bars(ax, variants, list(by_series), lambda v, s: by_series[s].get(v), log=True)
     ax.set_xlabel("pool")
-    ax.set_ylabel("CPU time (ms, log scale)")
-    title = "CPU burnt by an idle pool and by a pool ticking once per ms"
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
-    return fig, title, ("Process CPU time while the pool has nothing to do for 1 s, and while one tiny "
-                        "task arrives every millisecond for 2 s (median; baseline: no pool at all).")
+    return fig, title, caption
+
+
+def plot_idle(results):
+    return idle_bars(results, [("idle, 1 s", "cpu_ms_idle_1s"), ("one task per ms, 2 s", "cpu_ms_tick_2s")],
+                     "CPU time (ms, log scale)", "CPU burnt by an idle pool and by a pool ticking once per ms",
+                     "Process CPU time while the pool has nothing to do for 1 s, and while one tiny task "
+                     "arrives every millisecond for 2 s (median; baseline: no pool at all).")
 
 
 def plot_idle_latency(results):
-    exp = experiment(results, "idle")
-    median = {r["variant"]: r for r in rows(exp, "start_latency_us")}
-    p99 = {r["variant"]: r for r in rows(exp, "start_latency_p99_us")}
-    variants = ordered(list(median) + list(p99))
-    if not variants:
-        raise Skip("no start-latency rows in idle")
-    fig, (ax,) = new_figure()
-    series = ["median", "p99"]
-    grouped_bars(ax, variants, series, lambda v, s: (median if s == series[0] else p99).get(v), log=True)
-    ax.set_xlabel("pool")
-    ax.set_ylabel("post-to-start latency (µs, log scale)")
-    title = "Post-to-start latency of a task posted to a waiting pool"
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    return fig, title, ("Time from posting a task to an otherwise idle pool until the task starts, at one "
-                        "task per millisecond: median and 99th percentile of the samples (bars: median over "
-                        "repetitions, whiskers: min–max). A worker still spinning starts it at once; a parked "
-                        "one pays a wake-up.")
+    return idle_bars(results, [("median", "start_latency_us"), ("p99", "start_latency_p99_us")],
+                     "post-to-start latency (µs, log scale)",
+                     "Post-to-start latency of a task posted to a waiting pool",
+                     "Time from posting a task to an otherwise idle pool until the task starts, at one task "
+                     "per millisecond: median and 99th percentile of the samples (bars: median over "
+                     "repetitions, whiskers: min–max). A worker still spinning starts it at once; a parked "
+                     "one pays a wake-up.")
 
 
 def plot_alloc_seconds(results):
