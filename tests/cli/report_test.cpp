@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "report_html.hpp"
 
 namespace {
 
@@ -60,7 +61,8 @@ const std::vector<std::pair<std::string, std::string>> kFigures = {
     {"c2c_heatmap.png", "c2c"},   {"ring_2_threads.png", "ring"},     {"ring_3_threads.png", "ring"},
     {"tasks_per_s.png", "tasks"}, {"smt_slowdown.png", "smt"},         {"alloc_seconds.png", "alloc"},
     {"alloc_scalability.png", "alloc"}, {"io_mb_per_s.png", "io"},     {"spin_wall_vs_cpu.png", "spin"},
-    {"fib_ms.png", "fib"},        {"pfor_ms.png", "pfor"},             {"idle_cpu.png", "idle"}};
+    {"fib_ms.png", "fib"},        {"pfor_ms.png", "pfor"},             {"idle_cpu.png", "idle"},
+    {"idle_latency.png", "idle"}};
 
 const nlohmann::json* find_experiment(const nlohmann::json& results, const std::string& name) {
   for (const auto& e : results.at("experiments"))
@@ -79,6 +81,10 @@ TEST(ReportQuick, WritesResultsPageAndEveryFigure) {
   nlohmann::json results;
   ASSERT_NO_THROW(results = nlohmann::json::parse(read_all(out / "results.json")));
   ASSERT_TRUE(results.contains("machine"));
+  // What the page and the plotter are built from.
+  ASSERT_TRUE(results.contains("registry") && results.at("registry").is_array()) << "no registry";
+  EXPECT_EQ(results.at("published").at("000_ring_latency").value("title", std::string()),
+            "Inter-thread signalling latency");
   EXPECT_TRUE(results.at("machine").contains("cpu_model"));
   EXPECT_GT(results.at("report").at("seconds").get<double>(), 0);
   for (const auto& name : kExperiments) {
@@ -166,6 +172,191 @@ TEST(ReportQuick, RefusesANonEmptyDirectoryWithoutForce) {
   EXPECT_EQ(forced.status, 0) << forced;
   EXPECT_TRUE(fs::exists(foreign / "notes.txt"));
   EXPECT_TRUE(fs::exists(foreign / "results.json"));
+}
+
+// Defect 8c: --force wrote through a link standing in DIR, so DIR/index.html
+// linked to any file (as root: any file at all) had that file overwritten.
+bool is_plain_file(const fs::path& p) { return fs::is_regular_file(fs::symlink_status(p)); }
+
+// A file outside the report directory that links in it point at: it must
+// come out of every run unchanged.
+class Victim {
+ public:
+  explicit Victim(const fs::path& dir) : path_(dir / "victim.txt") { std::ofstream(path_) << kText; }
+  void link_from(const fs::path& name) const { fs::create_symlink(path_, name); }
+  [[nodiscard]] bool untouched() const { return read_all(path_) == kText; }
+
+ private:
+  static constexpr const char* kText = "not the report's\n";
+  fs::path path_;
+};
+
+void expect_no_temporaries(const fs::path& dir) {
+  for (const auto& entry : fs::directory_iterator(dir))
+    EXPECT_FALSE(contains(entry.path().filename().string(), ".tmp")) << "temporary left behind: " << entry.path();
+}
+
+TEST(ReportQuick, ForceNeverWritesThroughALinkInAForeignDirectory) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const Victim victim(tmp.path());
+  const fs::path out = tmp.path() / "foreign";
+  fs::create_directories(out);
+  victim.link_from(out / "index.html");
+  victim.link_from(out / "results.json");
+  victim.link_from(out / ".weft-report");  // the marker's name
+  std::ofstream(out / "notes.txt") << "mine\n";
+
+  const CliRun r = run_cli("report --quick --only topo --force --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_TRUE(victim.untouched()) << "the report wrote through a link";
+  EXPECT_TRUE(is_plain_file(out / "index.html"));
+  EXPECT_TRUE(is_plain_file(out / "results.json"));
+  EXPECT_TRUE(is_plain_file(out / ".weft-report"));
+  EXPECT_TRUE(contains(read_all(out / "index.html"), "<!DOCTYPE html>"));
+  EXPECT_EQ(read_all(out / "notes.txt"), "mine\n") << "a file the report did not write was touched";
+}
+
+TEST(ReportQuick, ForceRemovesOnlyWhatItsMarkerListsAndFollowsNoLink) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const Victim victim(tmp.path());
+  const fs::path out = tmp.path() / "report";
+  ASSERT_EQ(run_cli("report --quick --only topo --out " + out.string()).status, 0);
+
+  // A link where the report's own page was (a name the marker lists), and
+  // one it never wrote.
+  fs::remove(out / "index.html");
+  victim.link_from(out / "index.html");
+  victim.link_from(out / "stranger.png");
+  std::ofstream(out / "extra.txt") << "mine\n";
+
+  const CliRun r = run_cli("report --quick --only topo --force --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_TRUE(victim.untouched());
+  EXPECT_TRUE(is_plain_file(out / "index.html"));
+  EXPECT_TRUE(fs::is_symlink(out / "stranger.png")) << "not listed in the marker: not the report's to remove";
+  EXPECT_EQ(read_all(out / "extra.txt"), "mine\n");
+  expect_no_temporaries(out);
+}
+
+// The plotter writes its PNGs and plots.json the same way: never through a
+// link, and a figure id it does not know is reported, not a crash.
+TEST(ReportPlot, NeverWritesThroughALinkAndSkipsUnknownFigures) {
+  if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib)";
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  const Victim victim(tmp.path());
+  const fs::path out = tmp.path() / "report";
+  fs::create_directories(out);
+  victim.link_from(out / "fib_ms.png");
+  victim.link_from(out / "plots.json");
+  const nlohmann::json results = {
+      {"registry",
+       {{{"name", "fib"}, {"article", nullptr}, {"title", "fib"}, {"summary", ""}, {"figures", {"fib_ms"}}},
+        {{"name", "later"}, {"article", nullptr}, {"title", "later"}, {"summary", ""}, {"figures", {"no_such_figure"}}}}},
+      {"published", nlohmann::json::object()},
+      {"experiments",
+       {{{"experiment", "fib"},
+         {"params", {{"n", 20}}},
+         {"results",
+          {{{"variant", "serial"}, {"metric", "ms"}, {"measured", true}, {"median", 2.0}, {"min", 1.5}, {"max", 3.0}},
+           {{"variant", "weft"}, {"threads", 2}, {"metric", "ms"}, {"measured", true}, {"median", 1.0},
+            {"min", 0.9}, {"max", 1.2}}}}}}}};
+  std::ofstream(tmp.path() / "results.json") << results.dump();
+
+  const CliRun r = run_process({"/usr/bin/python3", WEFT_PLOT_SCRIPT, (tmp.path() / "results.json").string(),
+                                 out.string()});
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_TRUE(victim.untouched()) << "the plotter wrote through a link";
+  ASSERT_TRUE(is_plain_file(out / "fib_ms.png"));
+  EXPECT_EQ(read_all(out / "fib_ms.png").substr(1, 3), "PNG");
+  ASSERT_TRUE(is_plain_file(out / "plots.json"));
+  const nlohmann::json manifest = nlohmann::json::parse(read_all(out / "plots.json"));
+  ASSERT_EQ(manifest.at("drawn").size(), 1U) << manifest.dump(1);
+  EXPECT_EQ(manifest["drawn"][0].value("section", std::string()), "weft-own");
+  ASSERT_EQ(manifest.at("skipped").size(), 1U) << manifest.dump(1);
+  EXPECT_EQ(manifest["skipped"][0].value("figure", std::string()), "no_such_figure");
+  EXPECT_TRUE(contains(manifest["skipped"][0].value("reason", std::string()), "no_such_figure"));
+  expect_no_temporaries(out);
+}
+
+// The page is built from the registry in results.json: sections, their
+// order, headings and claims come from it and from "published", not from a
+// list in the page code.
+nlohmann::json row(const std::string& variant, const std::string& metric, double median, int threads = 0) {
+  nlohmann::json r = {{"variant", variant}, {"metric", metric}, {"measured", true},
+                      {"median", median},   {"min", median},  {"max", median}};
+  if (threads > 0) r["threads"] = threads;
+  return r;
+}
+
+nlohmann::json hand_made_results() {
+  using nlohmann::json;
+  const auto entry = [](const std::string& name, const json& article, const json& figures) {
+    return json{{"name", name},   {"article", article}, {"title", name + " title"}, {"summary", name + " summary"},
+                {"seconds", {{"quick", 1}, {"default", 2}, {"full", 3}}}, {"figures", figures}};
+  };
+  json results;
+  results["registry"] = {entry("idle", nullptr, {"idle_cpu", "idle_latency"}),
+                         entry("ring", "000_ring_latency", {"ring"}), entry("smt", "002_affinity_smt", json::array())};
+  results["published"] = {
+      {"000_ring_latency",
+       {{"title", "Ring <title>"},
+        {"claim", "Ring claim & more"},
+        {"columns", {"threads", "condvar", "atomic_seq_cst", "release"}},
+        {"ns_per_hop", {{2, 4321, 50, 40}}}}},
+      {"002_affinity_smt", {{"title", "SMT title"}, {"claim", "SMT claim"}}},
+      {"001_async_vs_pool", {{"title", "Not in this registry"}, {"claim", "never shown"}}}};
+  results["experiments"] = {
+      {{"experiment", "ring"}, {"results", {row("condvar", "ns_per_hop", 3000, 2)}}},
+      {{"experiment", "smt"}, {"results", json::array()}},
+      {{"experiment", "idle"},
+       {"results",
+        {row("weft", "cpu_ms_tick_2s", 1500), row("weft", "start_latency_us", 0.25),
+         row("weft", "start_latency_p99_us", 3.5), row("tbb", "cpu_ms_tick_2s", 40), row("tbb", "start_latency_us", 17)}}},
+      {{"experiment", "stray"}, {"results", json::array()}}};
+  results["defaults"] = {{"default_spin_ns", 12000}, {"calibration", {{"wake_ns", 11000}}}};
+  return results;
+}
+
+TEST(ReportPage, SectionsComeFromTheRegistryAndPublished) {
+  TempDir tmp;
+  ASSERT_FALSE(tmp.path().empty());
+  std::ofstream(tmp.path() / "ring_2_threads.png", std::ios::binary) << "\x89PNG fake";
+  weft::cli::PlotOutcome plots;
+  plots.drawn = true;
+  plots.manifest = {
+      {"drawn",
+       {{{"figure", "ring"}, {"file", "ring_2_threads.png"}, {"title", "Ring figure"}, {"section", "000_ring_latency"}}}},
+      {"skipped",
+       {{{"figure", "idle_latency"}, {"file", ""}, {"title", "idle_latency"}, {"section", "weft-own"},
+         {"reason", "no such figure here"}}}}};
+  const std::string html = weft::cli::render_report_html(hand_made_results(), plots, tmp.path().string());
+
+  const auto at = [&](const std::string& what) { return html.find(what); };
+  ASSERT_NE(at("id=\"article-000\""), std::string::npos);
+  ASSERT_NE(at("id=\"article-002\""), std::string::npos);
+  EXPECT_EQ(at("id=\"article-001\""), std::string::npos) << "an article the registry does not name has no section";
+  EXPECT_EQ(at("never shown"), std::string::npos);
+  EXPECT_LT(at("id=\"article-000\""), at("id=\"article-002\"")) << "registry order";
+  EXPECT_TRUE(contains(html, "000 · Ring &lt;title&gt;")) << "heading from published, escaped";
+  EXPECT_TRUE(contains(html, "Ring claim &amp; more"));
+  EXPECT_TRUE(contains(html, "<td>4321</td>")) << "the article's figure read from results[\"published\"]";
+  EXPECT_TRUE(contains(html, "weft ring: ring title"));
+  EXPECT_TRUE(contains(html, "ring summary"));
+  const std::size_t own = at("id=\"weft-own\"");
+  ASSERT_NE(own, std::string::npos);
+  EXPECT_LT(at("<code>ring_2_threads.png</code>"), at("id=\"article-002\"")) << "a figure sits in its article";
+  EXPECT_GT(at("weft idle: idle title"), own) << "an experiment with no article is weft's own";
+  EXPECT_GT(at("weft stray: experiment"), own) << "an experiment the registry does not name still shows";
+  EXPECT_GT(at("no such figure here"), own) << "a skipped figure says why, in its section";
+  // The idle trade, with this run's figures.
+  EXPECT_TRUE(contains(html, "12.0 µs in effect")) << "the spin budget in effect";
+  EXPECT_TRUE(contains(html, "wake-up costs 11.0 µs"));
+  EXPECT_TRUE(contains(html, "0.25 µs after they were posted (median; p99 3.50 µs)"));
+  EXPECT_TRUE(contains(html, "tbb 17.0"));
+  EXPECT_TRUE(contains(html, "weft burnt 1500 ms of CPU per 2 s, the other pools (ms) tbb 40.0"));
 }
 
 TEST(ReportQuick, BadOptionsExitWithStatus2) {

@@ -3,10 +3,15 @@
 
 usage: plot.py RESULTS_JSON OUT_DIR
 
-Writes one PNG per figure into OUT_DIR and OUT_DIR/plots.json, the manifest
-the report's page is built from: {"drawn": [{file, title, caption, section}],
-"skipped": [{file, title, section, reason}]}. A figure whose data is missing
-is listed as skipped with the reason; it never stops the others.
+Draws the figures results.json's "registry" names, each under its
+experiment's article (or "weft-own" for weft's own experiments). Writes one
+PNG per figure into OUT_DIR and OUT_DIR/plots.json, the manifest the report's
+page is built from: {"drawn": [{figure, file, title, caption, section}],
+"skipped": [{figure, file, title, section, reason}]}. A figure whose data is
+missing, or whose id this plotter does not know, is listed as skipped with
+the reason; it never stops the others. Every file is written as a new file
+in OUT_DIR renamed over its name: a link standing there is replaced, never
+written through.
 Exit status: 0 when the manifest was written, 3 when matplotlib is missing,
 2 on bad arguments or an unreadable results file.
 """
@@ -42,6 +47,15 @@ def experiment(results, name):
                 raise Skip(f"{name} is not built yet")
             return e
     raise Skip(f"no {name} experiment in results.json")
+
+
+def published(results, name):
+    """What results.json's "published" says of the article the registry
+    files experiment `name` under ({} when none)."""
+    for entry in results.get("registry") or []:
+        if entry.get("name") == name and entry.get("article"):
+            return (results.get("published") or {}).get(entry["article"]) or {}
+    return {}
 
 
 def rows(exp, metric, **match):
@@ -130,10 +144,7 @@ def plot_c2c(results):
 
 def published_ring(results, threads):
     """The article's ns per hop for this thread count: {flag: ns}."""
-    try:
-        pub = experiment(results, "ring").get("published") or {}
-    except Skip:
-        return {}
+    pub = published(results, "ring")
     columns = pub.get("columns", [])
     for row in pub.get("ns_per_hop", []):
         if row and row[0] == threads:
@@ -191,16 +202,16 @@ def plot_tasks(results):
         if "threads" not in r and r["variant"] != "sync":
             ax.axhline(r["median"], linestyle=":", color="grey")
             ax.text(ax.get_xlim()[0], r["median"], " " + r["variant"], fontsize=7, va="bottom", color="grey")
-    published = (exp.get("published") or {}).get("tasks_per_s", {})
+    article = published(results, "tasks").get("tasks_per_s", {})
     for v, marker in (("article-pool", "x"), ("article-pool-future", "+")):
-        pts = published.get(v)
+        pts = article.get(v)
         if isinstance(pts, dict):
             xs = sorted(int(k) for k in pts)
             ax.plot(xs, [pts[str(x)] for x in xs], linestyle="none", marker=marker, color="k", markersize=8,
                     label=f"article: {v}")
     ax.set_xscale("log", base=2)
     ticks = sorted({r["threads"] for r in rs if "threads" in r} |
-                   {int(k) for v in published.values() if isinstance(v, dict) for k in v})
+                   {int(k) for v in article.values() if isinstance(v, dict) for k in v})
     ax.set_xticks(ticks)
     ax.set_xticklabels([str(t) for t in ticks])
     ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
@@ -257,23 +268,37 @@ def plot_pfor(results):
                         "spinning items, and one big sum; threads in parentheses.")
 
 
-def plot_idle(results):
+def idle_bars(results, series, ylabel, title, caption):
+    """Bars per pool of the idle experiment, one per (label, metric) in series."""
     exp = experiment(results, "idle")
-    idle = {r["variant"]: r for r in rows(exp, "cpu_ms_idle_1s")}
-    tick = {r["variant"]: r for r in rows(exp, "cpu_ms_tick_2s")}
-    variants = ordered(list(idle) + list(tick))
+    by_series = {label: {r["variant"]: r for r in rows(exp, metric)} for label, metric in series}
+    variants = ordered(v for by_variant in by_series.values() for v in by_variant)
     if not variants:
-        raise Skip("no idle rows")
+        raise Skip("no " + " or ".join(metric for _, metric in series) + " rows in idle")
     fig, (ax,) = new_figure()
-    series = ["idle, 1 s", "one task per ms, 2 s"]
-    grouped_bars(ax, variants, series, lambda v, s: (idle if s == series[0] else tick).get(v), log=True)
+    grouped_bars(ax, variants, list(by_series), lambda v, s: by_series[s].get(v), log=True)
     ax.set_xlabel("pool")
-    ax.set_ylabel("CPU time (ms, log scale)")
-    title = "CPU burnt by an idle pool and by a pool ticking once per ms"
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
-    return fig, title, ("Process CPU time while the pool has nothing to do for 1 s, and while one tiny "
-                        "task arrives every millisecond for 2 s (median; baseline: no pool at all).")
+    return fig, title, caption
+
+
+def plot_idle(results):
+    return idle_bars(results, [("idle, 1 s", "cpu_ms_idle_1s"), ("one task per ms, 2 s", "cpu_ms_tick_2s")],
+                     "CPU time (ms, log scale)", "CPU burnt by an idle pool and by a pool ticking once per ms",
+                     "Process CPU time while the pool has nothing to do for 1 s, and while one tiny task "
+                     "arrives every millisecond for 2 s (median; baseline: no pool at all).")
+
+
+def plot_idle_latency(results):
+    return idle_bars(results, [("median", "start_latency_us"), ("p99", "start_latency_p99_us")],
+                     "post-to-start latency (µs, log scale)",
+                     "Post-to-start latency of a task posted to a waiting pool",
+                     "Time from posting a task to an otherwise idle pool until the task starts, at one task "
+                     "per millisecond: median and 99th percentile of the samples (bars: median over "
+                     "repetitions, whiskers: min–max). A worker still spinning starts it at once; a parked "
+                     "one pays a wake-up.")
 
 
 def plot_alloc_seconds(results):
@@ -357,9 +382,10 @@ def plot_smt(results):
     for i, v in enumerate(variants):
         if not any(r["variant"] == v for r in measured):
             ax.text(i, 0.05, "not measured\n(no SMT siblings)", ha="center", va="bottom", fontsize=7)
-    if "smt-siblings" in variants:
-        ax.scatter([variants.index("smt-siblings")], [1.75], marker="D", color="k", zorder=3,
-                   label="article: sin on siblings, >1.75x")
+    at_least = published(results, "smt").get("sin_smt_siblings_slowdown_at_least")
+    if "smt-siblings" in variants and at_least:
+        ax.scatter([variants.index("smt-siblings")], [at_least], marker="D", color="k", zorder=3,
+                   label=f"article: sin on siblings, >{at_least}x")
     ax.axhline(1, linestyle=":", color="grey")
     ax.set_xlabel("placement of the two threads")
     ax.set_ylabel("slowdown vs one thread (x)")
@@ -403,29 +429,59 @@ def plot_spin(results):
                         "granularity.")
 
 
-def figures(results):
-    """(file name, section, what it needs, draw function) for every figure."""
-    out = [("c2c_heatmap.png", "000", "Core-to-core latency", lambda: plot_c2c(results))]
-    ring_threads = []
+def one(draw, what):
+    """A figure drawn as one file named after its id."""
+    return lambda results, fid: [(f"{fid}.png", what, lambda: draw(results))]
+
+
+def ring_figures(results, fid):
+    """One file per thread count the ring ran at."""
     try:
-        ring_threads = ordered(r.get("threads") for r in experiment(results, "ring").get("results", [])
-                               if r.get("threads"))
+        threads = ordered(r.get("threads") for r in experiment(results, "ring").get("results", [])
+                          if r.get("threads"))
     except Skip:
-        pass
-    for t in ring_threads or [2, 3]:
-        out.append((f"ring_{t}_threads.png", "000", f"Token ring, {t} threads", lambda t=t: plot_ring(results, t)))
-    out += [
-        ("tasks_per_s.png", "001", "Tasks per second", lambda: plot_tasks(results)),
-        ("smt_slowdown.png", "002", "SMT slowdowns", lambda: plot_smt(results)),
-        ("alloc_seconds.png", "003", "Allocator time", lambda: plot_alloc_seconds(results)),
-        ("alloc_scalability.png", "003", "Allocator scalability", lambda: plot_alloc_scalability(results)),
-        ("io_mb_per_s.png", "003", "File copy MB/s", lambda: plot_io(results)),
-        ("spin_wall_vs_cpu.png", "004", "Spin wall vs CPU", lambda: plot_spin(results)),
-        ("fib_ms.png", "weft", "fib", lambda: plot_fib(results)),
-        ("pfor_ms.png", "weft", "parallel_for", lambda: plot_pfor(results)),
-        ("idle_cpu.png", "weft", "Idle CPU", lambda: plot_idle(results)),
-    ]
-    return out
+        threads = []
+    return [(f"{fid}_{t}_threads.png", f"Token ring, {t} threads", lambda t=t: plot_ring(results, t))
+            for t in threads or [2, 3]]
+
+
+# Figure id (as the registry names it) -> the files it makes: [(file, what, draw)].
+FIGURES = {
+    "c2c_heatmap": one(plot_c2c, "Core-to-core latency"),
+    "ring": ring_figures,
+    "tasks_per_s": one(plot_tasks, "Tasks per second"),
+    "smt_slowdown": one(plot_smt, "SMT slowdowns"),
+    "alloc_seconds": one(plot_alloc_seconds, "Allocator time"),
+    "alloc_scalability": one(plot_alloc_scalability, "Allocator scalability"),
+    "io_mb_per_s": one(plot_io, "File copy MB/s"),
+    "spin_wall_vs_cpu": one(plot_spin, "Spin wall vs CPU"),
+    "fib_ms": one(plot_fib, "fib"),
+    "pfor_ms": one(plot_pfor, "parallel_for"),
+    "idle_cpu": one(plot_idle, "Idle CPU"),
+    "idle_latency": one(plot_idle_latency, "Idle start latency"),
+}
+
+
+def write_new(out_dir, name, write):
+    """Calls write(file object) on a new file in out_dir, then renames it to
+    name: O_EXCL never opens an existing name, so a link standing at name
+    is replaced by the rename, never followed."""
+    for attempt in range(100):
+        tmp = os.path.join(out_dir, f".{name}.{os.getpid()}-{attempt}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise OSError(f"cannot create a temporary for {name} in {out_dir}")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, os.path.join(out_dir, name))
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def main(argv):
@@ -440,22 +496,31 @@ def main(argv):
         return 2
     out_dir = argv[2]
     manifest = {"drawn": [], "skipped": []}
-    for name, section, what, draw in figures(results):
-        try:
-            fig, title, caption = draw()
-        except Skip as e:
-            manifest["skipped"].append({"file": name, "title": what, "section": section, "reason": str(e)})
-            continue
-        except Exception as e:  # a malformed row must not cost the other figures
-            manifest["skipped"].append({"file": name, "title": what, "section": section,
-                                        "reason": f"{type(e).__name__}: {e}"})
-            plt.close("all")
-            continue
-        fig.savefig(os.path.join(out_dir, name), dpi=DPI, bbox_inches="tight")
-        plt.close(fig)
-        manifest["drawn"].append({"file": name, "title": title, "caption": caption, "section": section})
-    with open(os.path.join(out_dir, "plots.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2)
+    for entry in results.get("registry") or []:
+        section = entry.get("article") or "weft-own"
+        for fid in entry.get("figures", []):
+            if fid not in FIGURES:
+                manifest["skipped"].append({"figure": fid, "file": "", "title": fid, "section": section,
+                                            "reason": f"this plotter has no figure '{fid}' "
+                                                      f"(named by experiment {entry.get('name')})"})
+                continue
+            for name, what, draw in FIGURES[fid](results, fid):
+                skipped = {"figure": fid, "file": name, "title": what, "section": section}
+                try:
+                    fig, title, caption = draw()
+                except Skip as e:
+                    manifest["skipped"].append({**skipped, "reason": str(e)})
+                    continue
+                except Exception as e:  # a malformed row must not cost the other figures
+                    manifest["skipped"].append({**skipped, "reason": f"{type(e).__name__}: {e}"})
+                    plt.close("all")
+                    continue
+                write_new(out_dir, name, lambda f, fig=fig: fig.savefig(f, format="png", dpi=DPI,
+                                                                       bbox_inches="tight"))
+                plt.close(fig)
+                manifest["drawn"].append({"figure": fid, "file": name, "title": title, "caption": caption,
+                                          "section": section})
+    write_new(out_dir, "plots.json", lambda f: f.write(json.dumps(manifest, indent=2).encode("utf-8")))
     return 0
 
 

@@ -1,9 +1,15 @@
 #include "report_files.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <system_error>
 
 #include "cli.hpp"
 
@@ -18,10 +24,37 @@ constexpr const char* kMarker = ".weft-report";
 }  // namespace
 
 void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
-  f << text;
-  if (!f.flush()) throw std::runtime_error(fmt::format("writing {} failed", path.string()));
+  // A new file beside `path`, renamed over it: O_EXCL never opens an existing
+  // name (so never follows a link someone left there), and rename() replaces
+  // the name itself, a link included, not what the link points at.
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  fs::path tmp;
+  int fd = -1;
+  for (unsigned attempt = 0; fd < 0; ++attempt) {
+    tmp = dir / fmt::format(".{}.{}-{}.tmp", path.filename().string(), getpid(), attempt);
+    fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && (errno != EEXIST || attempt == 100))
+      throw std::runtime_error(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+  }
+  bool ok = true;
+  for (std::size_t done = 0; ok && done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n > 0) done += static_cast<std::size_t>(n);
+    else ok = n < 0 && errno == EINTR;
+  }
+  int err = errno;
+  if (close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("writing {} failed: {}", path.string(), std::strerror(err)));
+  }
 }
 
 std::vector<std::string> marker_files(const fs::path& dir) {
@@ -48,7 +81,8 @@ void prepare_out_dir(const fs::path& dir, bool force, bool dry) {
     const fs::directory_iterator first(dir, ec);
     if (ec) throw UsageError(fmt::format("--out {}: {}", dir.string(), ec.message()));
     const bool empty = first == fs::directory_iterator();
-    const bool ours = fs::exists(dir / kMarker);
+    // A marker that is a link is not ours: reading it would follow the link.
+    const bool ours = fs::is_regular_file(fs::symlink_status(dir / kMarker, ec));
     if (!empty && !force) {
       throw UsageError(ours ? fmt::format("{} already holds a weft report; pass --force to replace it, or --out "
                                           "another directory",
@@ -58,6 +92,8 @@ void prepare_out_dir(const fs::path& dir, bool force, bool dry) {
                                           dir.string()));
     }
     if (dry) return;
+    // remove() unlinks a name and never follows it: a link the marker lists
+    // goes, what it points at stays.
     if (ours)
       for (const auto& f : marker_files(dir)) fs::remove(dir / f, ec);
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
 #include <vector>
@@ -112,6 +113,18 @@ std::string ratio_text(const std::optional<double>& num_v, const std::optional<d
   return num(*num_v / *den_v) + "×";
 }
 
+// The article's published value at `path` (results["published"][key]...),
+// as text; `absent` when the article does not state it.
+std::string published_text(const json& article, std::initializer_list<std::string> path,
+                           const std::string& absent = "—") {
+  const json* at = &article;
+  for (const auto& k : path) {
+    if (!at->is_object() || !at->contains(k)) return absent;
+    at = &(*at)[k];
+  }
+  return text_of(*at);
+}
+
 class Table {
  public:
   explicit Table(std::vector<std::string> head) : head_(std::move(head)) {}
@@ -188,11 +201,14 @@ struct Page {
     }
   }
 
-  // An experiment's own block: status, parameters, notes, targets and the
-  // full table of rows (folded when long).
-  void experiment_block(const std::string& name, const std::string& what) {
+  // An experiment's own block: what the registry says of it, status,
+  // parameters, notes, targets and the full table of rows (folded when long).
+  void experiment_block(const std::string& name, const json& entry) {
     const json* e = experiment(results, name);
-    add("<h3 id=\"xp-" + html_escape(name) + "\">weft " + html_escape(name) + ": " + html_escape(what) + "</h3>\n");
+    add("<h3 id=\"xp-" + html_escape(name) + "\">weft " + html_escape(name) + ": " +
+        html_escape(entry.value("title", std::string("experiment"))) + "</h3>\n");
+    if (const std::string summary = entry.value("summary", std::string()); !summary.empty())
+      add("<p>" + html_escape(summary) + "</p>\n");
     if (e == nullptr) {
       add("<p class=\"skipped\">not run in this report (see --only).</p>\n");
       return;
@@ -257,21 +273,19 @@ struct Page {
 
 // ---- article 000: the token ring ------------------------------------------
 
-void compare_ring(Page& pg) {
+void compare_ring(Page& pg, const json& article) {
   const json* ring = experiment(pg.results, "ring");
   const json* c2c = experiment(pg.results, "c2c");
-  const json pub = usable(ring) ? ring->value("published", json()) : json();
   const auto published_ns = [&](int threads, const std::string& column) -> std::optional<double> {
-    if (!pub.is_object()) return std::nullopt;
-    const json cols = pub.value("columns", json::array());
-    for (const auto& row : pub.value("ns_per_hop", json::array())) {
+    const json cols = article.value("columns", json::array());
+    for (const auto& row : article.value("ns_per_hop", json::array())) {
       if (row.empty() || row[0] != threads) continue;
       for (std::size_t i = 1; i < cols.size() && i < row.size(); ++i)
-        if (cols[i] == column) return row[i].get<double>();
+        if (cols[i] == column && row[i].is_number()) return row[i].get<double>();
     }
     return std::nullopt;
   };
-  Table t({"threads", "flag", "article ns/hop (i7-4771)", "here: ns/hop", "here: CPU ns/hop", "note"});
+  Table t({"threads", "flag", "article ns/hop", "here: ns/hop", "here: CPU ns/hop", "note"});
   static const std::pair<const char*, const char*> kFlags[] = {
       {"condvar", "condvar"}, {"seq_cst", "atomic_seq_cst"}, {"release", "release"}, {"pause", ""},
       {"atomic_wait", ""},    {"futex", ""},                 {"weft", ""}};
@@ -289,25 +303,31 @@ void compare_ring(Page& pg) {
              note});
     }
   }
-  pg.add("<h3>The article's figures beside this machine's</h3>\n" + t.html());
+  pg.add("<h3>The article's figures beside this machine's</h3>\n<p class=\"meta\">The article's machine: " +
+         html_escape(published_text(article, {"machine"})) + ".</p>\n" + t.html());
   const auto sc = median(ring, "seq_cst", "ns_per_hop", {{"threads", 2}});
   const auto rel = median(ring, "release", "ns_per_hop", {{"threads", 2}});
+  const auto pub_sc = published_ns(2, "atomic_seq_cst");
+  const auto pub_rel = published_ns(2, "release");
   if (sc && rel && *sc > 0)
-    pg.add(fmt::format("<p>Release stores vs seq_cst at 2 threads: the article claims ~35% lower latency "
-                       "(its table: 23%); here {:.0f}% {}.</p>\n",
+    pg.add(fmt::format("<p>Release stores vs seq_cst at 2 threads: the article claims ~{}% lower latency "
+                       "(its table: {}); here {:.0f}% {}.</p>\n",
+                       html_escape(published_text(article, {"release_lower_latency_claimed_percent"})),
+                       pub_sc && pub_rel && *pub_sc > 0 ? fmt::format("{:.0f}%", (1 - *pub_rel / *pub_sc) * 100) : "—",
                        std::fabs(1 - *rel / *sc) * 100, *rel <= *sc ? "lower" : "higher"));
   if (const auto one_way = median(c2c, "one_way", "ns_one_way"))
-    pg.add(fmt::format("<p>Core-to-core one-way latency here: {} ns (median over CPU pairs); the article: ~20 ns "
-                       "on one core, ~40 ns across cores.</p>\n",
-                       num(*one_way)));
+    pg.add(fmt::format("<p>Core-to-core one-way latency here: {} ns (median over CPU pairs); the article: ~{} ns "
+                       "on one core, ~{} ns across cores.</p>\n",
+                       num(*one_way), html_escape(published_text(article, {"core_to_core_ns", "same core"})),
+                       html_escape(published_text(article, {"core_to_core_ns", "across cores"}))));
 }
 
 // ---- article 001: tasks ---------------------------------------------------
 
-void compare_tasks(Page& pg) {
+void compare_tasks(Page& pg, const json& article) {
   const json* tasks = experiment(pg.results, "tasks");
-  const json pub = usable(tasks) ? tasks->value("published", json()).value("tasks_per_s", json()) : json();
-  Table t({"variant", "workers", "article tasks/s (i7-8550U)", "here: tasks/s"});
+  const json pub = article.value("tasks_per_s", json());
+  Table t({"variant", "workers", "article tasks/s", "here: tasks/s"});
   for (const char* v : {"sync", "std-deferred", "std-async"}) {
     const std::optional<double> a =
         pub.is_object() && pub.contains(v) && pub[v].is_number() ? std::optional<double>(pub[v].get<double>())
@@ -330,16 +350,15 @@ void compare_tasks(Page& pg) {
       if (a || here) t.row({v, std::to_string(w), num_or_dash(a), num_or_dash(here)});
     }
   }
-  pg.add("<h3>The article's figures beside this machine's</h3>\n" + t.html());
+  pg.add("<h3>The article's figures beside this machine's</h3>\n<p class=\"meta\">The article's machine: " +
+         html_escape(published_text(article, {"machine"})) + ".</p>\n" + t.html());
 }
 
 // ---- article 002: SMT -----------------------------------------------------
 
-void compare_smt(Page& pg) {
+void compare_smt(Page& pg, const json& article) {
   const json* smt = experiment(pg.results, "smt");
   Table t({"workload", "two threads on", "article", "here: slowdown vs one thread"});
-  static const char* const kArticle[2][3] = {{"unchanged", "unchanged", "— (expect 2×)"},
-                                             {"unchanged", "over 1.75×", "— (expect 2×)"}};
   const char* const workloads[] = {"sum", "sin"};
   const char* const places[] = {"two-cores", "smt-siblings", "same-cpu"};
   for (int w = 0; w < 2; ++w) {
@@ -351,7 +370,9 @@ void compare_smt(Page& pg) {
           if (r.value("variant", std::string()) == places[p] && r.value("workload", std::string()) == workloads[w] &&
               r.contains("note"))
             text = r["note"].get<std::string>();
-      t.row({workloads[w], places[p], kArticle[w][p], text});
+      // The article ran no two threads on one CPU: time-sharing it doubles each thread's time.
+      t.row({workloads[w], places[p], published_text(article, {"slowdown", workloads[w], places[p]}, "— (expect 2×)"),
+             text});
     }
   }
   pg.add("<h3>The article's figures beside this machine's</h3>\n" + t.html());
@@ -359,7 +380,7 @@ void compare_smt(Page& pg) {
 
 // ---- article 003: allocator and file I/O ----------------------------------
 
-void compare_ders(Page& pg) {
+void compare_ders(Page& pg, const json& article) {
   const json* alloc = experiment(pg.results, "alloc");
   const json* io = experiment(pg.results, "io");
   Table t({"figure", "threads", "article", "here"});
@@ -371,13 +392,13 @@ void compare_ders(Page& pg) {
   threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
   for (const int n : threads)
     t.row({"std::allocator (glibc) time / per-thread allocator (weft) time", std::to_string(n),
-           n == 1 ? "6× to 51.5×" : "up to ~318× (2 CPU SMP)",
+           published_text(article, {"summary", "alloc_speedup", n == 1 ? "one thread" : "more threads"}),
            ratio_text(median(alloc, "glibc", "seconds", {{"threads", n}}), median(alloc, "weft", "seconds", {{"threads", n}}))});
   for (const int n : threads) {
     if (n < 2) continue;
-    t.row({"scalability t(N)/t(1)/N, glibc", std::to_string(n), "std ~3.2 (2 CPU SMP)",
+    t.row({"scalability t(N)/t(1)/N, glibc", std::to_string(n), published_text(article, {"summary", "scalability", "std"}),
            num_or_dash(median(alloc, "glibc", "scalability", {{"threads", n}}))});
-    t.row({"scalability t(N)/t(1)/N, weft", std::to_string(n), "ders ~0.5 (2 CPU SMP)",
+    t.row({"scalability t(N)/t(1)/N, weft", std::to_string(n), published_text(article, {"summary", "scalability", "ders"}),
            num_or_dash(median(alloc, "weft", "scalability", {{"threads", n}}))});
   }
   std::vector<int> copies;
@@ -387,16 +408,17 @@ void compare_ders(Page& pg) {
   std::sort(copies.begin(), copies.end());
   copies.erase(std::unique(copies.begin(), copies.end()), copies.end());
   for (const int n : copies)
-    t.row({"byte-by-byte copy: weft-bytes / fgetc+fputc", std::to_string(n), n == 1 ? "0.9× to 2.7× (1 CPU)" : "4.2× to 35.5× (2 CPU SMP)",
+    t.row({"byte-by-byte copy: weft-bytes / fgetc+fputc", std::to_string(n),
+           published_text(article, {"summary", "file_speedup", n == 1 ? "one thread" : "more threads"}),
            ratio_text(median(io, "weft-bytes", "mb_per_s", {{"threads", n}}), median(io, "fgetc", "mb_per_s", {{"threads", n}}))});
   pg.add("<h3>The article's figures beside this machine's</h3>\n" + t.html());
 }
 
 // ---- article 004: sleep loops ---------------------------------------------
 
-void compare_spin(Page& pg) {
+void compare_spin(Page& pg, const json& article) {
   const json* spin = experiment(pg.results, "spin");
-  Table t({"threads", "granularity", "article: pause backoff vs busy", "here: busy ms", "pause-backoff ms",
+  Table t({"threads", "granularity", "article: pause backoff speed-up over busy", "here: busy ms", "pause-backoff ms",
            "speed-up", "weft ms", "CPU s busy / pause-backoff"});
   std::vector<std::pair<int, std::string>> keys;
   if (usable(spin))
@@ -410,61 +432,113 @@ void compare_spin(Page& pg) {
     const auto busy = median(spin, "busy", "wall_ms", match);
     const auto pause = median(spin, "pause-backoff", "wall_ms", match);
     const std::string cpu = ratio_text(median(spin, "busy", "cpu_s", match), median(spin, "pause-backoff", "cpu_s", match));
-    t.row({std::to_string(n), g, n == 8 ? "up to 4× faster" : n == 32 ? "about 3× faster" : "—", num_or_dash(busy),
+    t.row({std::to_string(n), g, published_text(article, {"pause_backoff_speedup_over_busy", std::to_string(n)}),
+           num_or_dash(busy),
            num_or_dash(pause), ratio_text(busy, pause), num_or_dash(median(spin, "weft", "wall_ms", match)), cpu});
   }
-  pg.add("<h3>The article's figures beside this machine's</h3>\n" + t.html() +
-         "<p>The article also reports 0.73 W less power; weft reports CPU seconds as the power proxy (and energy "
-         "where /sys/class/powercap is readable).</p>\n");
+  pg.add("<h3>The article's figures beside this machine's</h3>\n" + t.html() + "<p>The article also reports " +
+         html_escape(published_text(article, {"power_saving_w"})) +
+         " W less power; weft reports CPU seconds as the power proxy (and energy where /sys/class/powercap is "
+         "readable).</p>\n");
+}
+
+// ---- weft's own: the idle trade --------------------------------------------
+
+// What weft trades for a short post-to-start latency, with this run's
+// figures: idle workers spin for the measured budget before parking.
+void explain_idle(Page& pg) {
+  const json* idle = experiment(pg.results, "idle");
+  if (!usable(idle)) return;
+  const json d = pg.results.value("defaults", json::object());
+  std::vector<std::string> pools;
+  for (const auto& r : idle->value("results", json::array()))
+    if (const std::string v = r.value("variant", std::string()); std::find(pools.begin(), pools.end(), v) == pools.end())
+      pools.push_back(v);
+  Table t({"pool", "CPU ms, idle 1 s", "CPU ms, one task per ms for 2 s", "post-to-start µs (median)",
+           "post-to-start µs (p99)"});
+  for (const auto& v : pools)
+    t.row({v, num_or_dash(median(idle, v, "cpu_ms_idle_1s")), num_or_dash(median(idle, v, "cpu_ms_tick_2s")),
+           num_or_dash(median(idle, v, "start_latency_us")), num_or_dash(median(idle, v, "start_latency_p99_us"))});
+  // Each other pool's figure beside weft's: "tbb 8.0, asio-post 15.0".
+  const auto others = [&](const std::string& metric) {
+    std::string list;
+    for (const auto& v : pools)
+      if (v != "weft" && v != "baseline")
+        if (const auto x = median(idle, v, metric)) list += (list.empty() ? "" : ", ") + v + " " + num(*x);
+    return list.empty() ? std::string("no other pool measured") : list;
+  };
+  std::string text = fmt::format(
+      "<p><b>The trade weft makes.</b> Its idle workers spin for a measured budget ({} µs in effect here) before "
+      "they park. Ski rental: spinning longer than a park+wake round trip cannot pay, so the budget is that round "
+      "trip and no more. A futex wake-up costs {} µs here (median of <code>weft::calibrate()</code>).",
+      num(d.value("default_spin_ns", 0.0) / 1e3), num(d.value("calibration", json::object()).value("wake_ns", 0.0) / 1e3));
+  if (const auto lat = median(idle, "weft", "start_latency_us"))
+    text += fmt::format(" So a task that arrives while a worker still spins starts without one: with one task per "
+                        "millisecond, weft started tasks {} µs after they were posted (median; p99 {} µs), where "
+                        "the other pools took (median µs) {}.",
+                        num(*lat), num_or_dash(median(idle, "weft", "start_latency_p99_us")),
+                        others("start_latency_us"));
+  else
+    text += " This run has no post-to-start latency rows.";
+  if (const auto cpu = median(idle, "weft", "cpu_ms_tick_2s"))
+    text += fmt::format(" The cost is CPU: at that rate weft burnt {} ms of CPU per 2 s, the other pools (ms) {}; "
+                        "idle for 1 s, weft burnt {} ms.",
+                        num(*cpu), others("cpu_ms_tick_2s"), num_or_dash(median(idle, "weft", "cpu_ms_idle_1s")));
+  pg.add(text + "</p>\n" + t.html());
 }
 
 // ---- sections ---------------------------------------------------------------
 
-struct Article {
-  const char* id;
-  const char* heading;
-  const char* claim;
-  void (*compare)(Page&);
-  std::vector<std::pair<const char*, const char*>> experiments;  // name, what it measures
+using Compare = void (*)(Page&, const json&);
+
+// The comparison particular to each article, by its key in published.json.
+Compare compare_for(const std::string& article) {
+  static const std::pair<const char*, Compare> kCompare[] = {{"000_ring_latency", compare_ring},
+                                                             {"001_async_vs_pool", compare_tasks},
+                                                             {"002_affinity_smt", compare_smt},
+                                                             {"003_ders", compare_ders},
+                                                             {"004_sleep_loops", compare_spin}};
+  for (const auto& [key, compare] : kCompare)
+    if (article == key) return compare;
+  return nullptr;
+}
+
+// What the page adds under one experiment's block, by experiment name.
+void explain(Page& pg, const std::string& name) {
+  if (name == "idle") explain_idle(pg);
+}
+
+// "000_ring_latency" -> "000": the article's number, its anchor on the page.
+std::string article_id(const std::string& key) { return key.substr(0, key.find('_')); }
+
+// The registry's entries grouped by article, in registry order; entries
+// with no article are weft's own.
+struct Sections {
+  std::vector<std::pair<std::string, std::vector<json>>> articles;
+  std::vector<json> own;
 };
 
-const std::vector<Article>& articles() {
-  static const std::vector<Article> a = {
-      {"000", "000 · Inter-thread signalling latency",
-       "N threads pass a token around a ring on an i7-4771. Waiting on a condition variable costs 3–5 µs per "
-       "hop; spinning on a std::atomic costs 46–82 ns; release stores are claimed to be 35% faster than the "
-       "default seq_cst ones.",
-       compare_ring,
-       {{"ring", "token ring at 2 threads and at 3 (more threads than CPUs on a 2-CPU machine)"},
-        {"c2c", "core-to-core latency matrix"}}},
-      {"001", "001 · std::async vs a thread pool",
-       "One million tiny tasks (one atomic increment each) on an i7-8550U. A pool built from one mutex and "
-       "one condition variable collapses as workers are added (2.4M tasks/s with 1 worker, 0.38M with 4); a "
-       "future per task caps any pool at ~150K tasks/s whatever the worker count; std::async manages 60K/s.",
-       compare_tasks,
-       {{"tasks", "tiny tasks through std::async, the article's pool, weft, TBB and Asio"}}},
-      {"002", "002 · Affinity and hyperthreading",
-       "Each thread sums its own array of 100M floats on a Haswell. A plain sum is bound by memory and is "
-       "unaffected when the two threads share a core's SMT siblings; a sum of sin() is bound by the core's "
-       "execution units and runs about 75% slower per thread on siblings.",
-       compare_smt,
-       {{"smt", "sum and sin per thread: alone, on two cores, on SMT siblings, on one CPU"}}},
-      {"003", "003 · ders: a per-thread allocator and unlocked buffered I/O",
-       "Derevyago's ders library: a per-thread pool allocator is 6× to 318× faster than std::allocator in a "
-       "std::list push/pop benchmark, measured with scalability t(N)/t(1)/N where every thread does the full "
-       "work; its unlocked buffered reader/writer copies a file byte by byte up to 35× faster than "
-       "fgetc/fputc.",
-       compare_ders,
-       {{"alloc", "allocators under threads: the list benchmark and a producer/consumer"},
-        {"io", "byte-by-byte and block file copies"}}},
-      {"004", "004 · Intel: power- and performance-friendly sleep loops",
-       "Worker threads take evenly divided work from a lock-protected queue. Waiting for the lock with a "
-       "pause-based spin that backs off is up to 4× faster than a busy loop at 8 threads and about 3× at 32, "
-       "and draws less power.",
-       compare_spin,
-       {{"spin", "how lock waiters wait: busy, yield, sleep, pause backoff, weft, std::mutex"}}},
-  };
-  return a;
+Sections sections_of(const json& results) {
+  Sections s;
+  const json registry = results.value("registry", json::array());
+  for (const auto& e : registry) {
+    const json article = e.value("article", json());
+    if (!article.is_string()) {
+      s.own.push_back(e);
+      continue;
+    }
+    const std::string key = article.get<std::string>();
+    auto it = std::find_if(s.articles.begin(), s.articles.end(), [&](const auto& a) { return a.first == key; });
+    if (it == s.articles.end()) it = s.articles.insert(s.articles.end(), {key, {}});
+    it->second.push_back(e);
+  }
+  // Experiments the registry does not name (an older results.json) still show.
+  for (const auto& x : results.value("experiments", json::array())) {
+    const std::string name = x.value("experiment", std::string());
+    if (std::none_of(registry.begin(), registry.end(), [&](const json& e) { return e.value("name", std::string()) == name; }))
+      s.own.push_back({{"name", name}});
+  }
+  return s;
 }
 
 void machine_section(Page& pg) {
@@ -603,34 +677,41 @@ std::string render_report_html(const json& results, const PlotOutcome& plots, co
                      "The raw data is in <code>results.json</code> beside this page.</p>\n",
                      html_escape(rep.value("started_utc", std::string())), html_escape(rep.value("level", std::string())),
                      rep.value("seconds", 0.0), html_escape(rep.value("weft_version", std::string()))));
+  const Sections sections = sections_of(results);
+  const json published = results.value("published", json::object());
   pg.add("<nav><a href=\"#machine\">Machine</a>");
-  for (const auto& a : articles()) pg.add(fmt::format("<a href=\"#article-{}\">{}</a>", a.id, a.id));
+  for (const auto& [key, entries] : sections.articles)
+    pg.add(fmt::format("<a href=\"#article-{0}\">{0}</a>", html_escape(article_id(key))));
   pg.add("<a href=\"#weft-own\">Beyond the articles</a><a href=\"#defaults\">Defaults</a></nav></header>\n");
   if (!plots.drawn) pg.add("<p class=\"warn\">plots not drawn: " + html_escape(plots.failure) + "</p>\n");
+  if (!results.contains("registry"))
+    pg.add("<p class=\"warn\">This results.json has no experiment registry: its experiments are listed without "
+           "their articles.</p>\n");
 
   machine_section(pg);
-  for (const auto& a : articles()) {
-    pg.add(fmt::format("<section id=\"article-{}\"><h2>{}</h2>\n<p class=\"claim\"><b>The article:</b> {}</p>\n", a.id,
-                       html_escape(a.heading), html_escape(a.claim)));
-    a.compare(pg);
-    pg.figures(a.id);
-    for (const auto& [name, what] : a.experiments) pg.experiment_block(name, what);
+  for (const auto& [key, entries] : sections.articles) {
+    const json article = published.value(key, json::object());
+    const std::string id = article_id(key);
+    pg.add(fmt::format("<section id=\"article-{}\"><h2>{} · {}</h2>\n", html_escape(id), html_escape(id),
+                       html_escape(article.value("title", key))));
+    if (article.contains("claim"))
+      pg.add("<p class=\"claim\"><b>The article:</b> " + html_escape(text_of(article["claim"])) + "</p>\n");
+    if (const Compare compare = compare_for(key)) compare(pg, article);
+    pg.figures(key);
+    for (const auto& e : entries) {
+      const std::string name = e.value("name", std::string());
+      pg.experiment_block(name, e);
+      explain(pg, name);
+    }
     pg.add("</section>\n");
   }
-  pg.add("<section id=\"weft-own\"><h2>Beyond the articles: fork-join, parallel_for and idle pools</h2>\n"
-         "<p>What a pool costs when tasks spawn tasks, when a loop is split over workers, and when there is "
-         "nothing to do.</p>\n");
-  pg.figures("weft");
-  pg.experiment_block("fib", "recursive fork-join Fibonacci: the cost of a spawn");
-  pg.experiment_block("pfor", "parallel_for overhead: many small loops, and a big sum");
-  pg.experiment_block("idle", "CPU burnt by an idle pool, and by one task per millisecond");
-  std::vector<std::string> others;
-  for (const auto& e : results.value("experiments", json::array())) {
-    const std::string name = e.value("experiment", std::string());
-    static const char* const kPlaced[] = {"topo", "ring", "c2c", "tasks", "smt", "alloc", "io", "spin", "fib", "pfor", "idle"};
-    if (std::find(std::begin(kPlaced), std::end(kPlaced), name) == std::end(kPlaced)) others.push_back(name);
+  pg.add("<section id=\"weft-own\"><h2>Beyond the articles: weft's own experiments</h2>\n");
+  pg.figures("weft-own");
+  for (const auto& e : sections.own) {
+    const std::string name = e.value("name", std::string());
+    pg.experiment_block(name, e);
+    explain(pg, name);
   }
-  for (const auto& name : others) pg.experiment_block(name, "experiment");
   pg.add("</section>\n");
   defaults_section(pg);
   pg.add("</body></html>\n");

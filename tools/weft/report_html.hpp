@@ -21,8 +21,11 @@ std::string html_escape(std::string_view text);
 // RFC 4648 base64, for the PNGs embedded as data: URIs.
 std::string base64(std::string_view bytes);
 
-// The whole page. `results` is what results.json holds; the PNGs the
-// manifest lists are read from `dir` and embedded.
+// The whole page. `results` is what results.json holds: its "registry"
+// decides the sections and their order (experiments grouped by article),
+// its "published" the articles' headings, claims and figures. The PNGs the
+// manifest lists are read from `dir` and embedded, each in the section its
+// manifest entry names (an article key, or "weft-own").
 std::string render_report_html(const nlohmann::json& results, const PlotOutcome& plots, const std::string& dir);
 
 }  // namespace weft::cli
