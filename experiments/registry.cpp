@@ -1,0 +1,70 @@
+#include "weft/xp/registry.hpp"
+
+namespace weft::xp {
+
+const char* to_string(Level level) noexcept {
+  switch (level) {
+    case Level::quick: return "quick";
+    case Level::standard: return "default";
+    case Level::full: return "full";
+  }
+  return "default";
+}
+
+const std::vector<Experiment>& experiments() {
+  // Seconds: measured on the 2-CPU reference VM, warm-up included, rounded up.
+  static const std::vector<Experiment> all{
+      {"topo", "", "CPU topology", "Show the CPU topology this process may use", {0.5, 0.5, 0.5}, {}},
+      {"ring", "000_ring_latency", "Token ring: inter-thread signalling latency",
+       "Token-ring signalling latency per flag (Qiita 2017: inter-thread signalling latency)",
+       {8, 20, 120}, {"ring"}},
+      {"c2c", "000_ring_latency", "Core-to-core latency", "Core-to-core latency matrix over the allowed CPUs",
+       {0.5, 0.5, 1}, {"c2c_heatmap"}},
+      {"tasks", "001_async_vs_pool", "Tiny tasks: std::async against thread pools",
+       "Tiny tasks through std::async and thread pools (Tkrzw blog 2021: std::async vs a thread pool)",
+       {10, 18, 40}, {"tasks_per_s"}},
+      {"smt", "002_affinity_smt", "Threads on cores, SMT siblings and one CPU",
+       "Threads on cores, on SMT siblings and on one CPU (Bendersky 2016: affinity and hyperthreading)",
+       {2, 4, 8}, {"smt_slowdown"}},
+      {"alloc", "003_ders", "Allocators under threads",
+       "Allocators under threads: the article's list benchmark (Derevyago, the ders library)", {5, 10, 30},
+       {"alloc_seconds", "alloc_scalability"}},
+      {"io", "003_ders", "File copies: byte by byte and by blocks",
+       "Byte-by-byte and block file copies: stdio, iostream, weft (Derevyago, the ders library)", {3, 8, 20},
+       {"io_mb_per_s"}},
+      {"spin", "004_sleep_loops", "How lock waiters wait",
+       "How lock waiters wait: busy, yield, sleep, pause backoff (Intel: sleep loops for power and performance)",
+       {10, 40, 90}, {"spin_wall_vs_cpu"}},
+      {"fib", "", "Fork-join fib: the cost of a spawn", "Recursive fork-join Fibonacci: the cost of a spawn",
+       {1, 2, 5}, {"fib_ms"}},
+      {"pfor", "", "parallel_for overhead", "parallel_for overhead: many small loops, and a big sum", {1, 2, 5},
+       {"pfor_ms"}},
+      {"idle", "", "What an idle pool burns, and what its spin buys",
+       "CPU burnt by an idle pool and by one task per millisecond, and the latency from post to start",
+       {5, 20, 60}, {"idle_cpu", "idle_latency"}},
+  };
+  return all;
+}
+
+const Experiment* find_experiment(std::string_view name) {
+  for (const Experiment& e : experiments())
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+nlohmann::json registry_json() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Experiment& e : experiments()) {
+    nlohmann::json seconds;
+    for (Level l : kLevels) seconds[to_string(l)] = e.seconds_at(l);
+    out.push_back({{"name", e.name},
+                   {"article", e.article.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.article)},
+                   {"title", e.title},
+                   {"summary", e.summary},
+                   {"seconds", std::move(seconds)},
+                   {"figures", e.figures}});
+  }
+  return out;
+}
+
+}  // namespace weft::xp
