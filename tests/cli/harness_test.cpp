@@ -164,6 +164,12 @@ TEST(Registry, EveryExperimentHasSizesForEveryLevelAndIsASubcommand) {
     EXPECT_FALSE(e.at("summary").get<std::string>().empty()) << name;
     EXPECT_TRUE(e.at("article").is_null() || xp::published_all().contains(e.at("article").get<std::string>()))
         << name;
+    // Each level's sizes are arguments the subcommand accepts.
+    for (const char* level : {"quick", "default", "full"}) {
+      const std::string args = e.at("args").at(level);
+      const CliRun v = run_cli(name + " " + args, {{"WEFT_VALIDATE_ONLY=1"}});
+      EXPECT_EQ(v.status, 0) << name << " " << level << ": " << args << "\n" << v;
+    }
     // Each is a subcommand whose help is the registry's summary.
     const CliRun help = run_cli(name + " --help");
     EXPECT_EQ(help.status, 0) << name << "\n" << help;

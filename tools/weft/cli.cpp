@@ -231,22 +231,23 @@ std::string long_name(const char* flag) {
 
 }  // namespace
 
-CLI::App* add_experiment(CLI::App& app, const std::string& name, const CommonSpec& spec, CommonValues& v) {
+CLI::App* add_experiment(CLI::App& app, const std::string& name) {
   const xp::Experiment* e = xp::find_experiment(name);
-  CLI::App* sub = app.add_subcommand(name, e != nullptr ? e->summary : std::string());
-  if (spec.counts_flag != nullptr) sub->add_option(spec.counts_flag, v.counts, spec.counts_help);
+  return app.add_subcommand(name, e != nullptr ? e->summary : std::string());
+}
+
+void add_common(CLI::App& sub, const CommonSpec& spec, CommonValues& v) {
+  if (spec.counts_flag != nullptr) sub.add_option(spec.counts_flag, v.counts, spec.counts_help);
   if (spec.variants != nullptr)
-    sub->add_option(spec.variant_flag, v.variants,
-                    fmt::format("Variants, comma list: {} (default all)", joined(spec.variants())));
+    sub.add_option(spec.variant_flag, v.variants,
+                   fmt::format("Variants, comma list: {} (default all)", joined(spec.variants())));
   if (spec.reps > 0) {
     v.reps = spec.reps;
-    sub->add_option("--reps,-r", v.reps,
-                    fmt::format("Repetitions, interleaved across variants, after one warm-up run of each "
-                                "(default {})",
-                                spec.reps));
+    sub.add_option("--reps,-r", v.reps,
+                   fmt::format("Repetitions, interleaved across variants, after one warm-up run of each (default {})",
+                               spec.reps));
   }
-  sub->add_flag("--json", v.json, "Print one JSON object");
-  return sub;
+  sub.add_flag("--json", v.json, "Print one JSON object");
 }
 
 Chosen choose(const CommonSpec& spec, const CommonValues& v) {

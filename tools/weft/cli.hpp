@@ -48,13 +48,14 @@ void print_ratios(const xp::Result& r, const std::string& heading, int width);
 xp::Result label_variants(xp::Result r, std::optional<std::string> xp::Labels::*label);
 
 // A registered subcommand: `add` creates it under the root app; `run` runs
-// it at a size level for `weft report` and returns its result.
+// it for `weft report` with the arguments given (the registry's sizes for a
+// level), parsed and checked as on the command line, and returns its result.
 struct Subcommand {
   std::string name;
   std::function<void(CLI::App&)> add;
-  std::function<xp::Result(xp::Level)> run;            // null: not an experiment
-  std::function<std::string(xp::Level)> heading;       // the table's heading at that level
-  std::function<void(const xp::Result&)> print_extra;  // e.g. the article's figures
+  std::function<xp::Result(const std::string& args)> run;       // null: not an experiment
+  std::function<std::string(const std::string& args)> heading;  // the table's heading for those
+  std::function<void(const xp::Result&)> print_extra;           // e.g. the article's figures
 };
 std::vector<Subcommand>& registry();
 
@@ -99,14 +100,41 @@ struct CommonSpec {
   long long counts_max = 256;
 };
 
-// What the common options gave, validated: the experiment copies it into
-// its parameters.
+// --reps, --variant and a --workers list: the pool experiments' set.
+constexpr CommonSpec with_workers(int reps, const std::vector<std::string>& (*variants)(), const char* help) {
+  return {reps, variants, "--variant", "--workers,-w", help, 256};
+}
+// --reps and a --threads list.
+constexpr CommonSpec with_threads(int reps, const char* help) { return {reps, nullptr, "--variant", "--threads,-t", help, 256}; }
+
+// What the common options gave, validated.
 struct Chosen {
   bool json = false;
   int reps = 0;
   std::vector<std::string> variants;  // empty: the experiment's default (all)
   std::vector<int> counts;            // empty: the experiment's default
 };
+
+// Copies the chosen common options into the parameters that have them
+// (reps, variants, workers or threads), keeping the defaults where none
+// was given.
+template <class Params>
+void apply(const Chosen& c, Params& p) {
+  if constexpr (requires { p.reps; })
+    if (c.reps > 0) p.reps = c.reps;
+  if constexpr (requires { p.variants; })
+    if (!c.variants.empty()) p.variants = c.variants;
+  if constexpr (requires { p.workers.push_back(0); })
+    if (!c.counts.empty()) p.workers = c.counts;
+  if constexpr (requires { p.threads.push_back(0); })
+    if (!c.counts.empty()) p.threads = c.counts;
+}
+
+// A heading that does not depend on the parameters.
+template <class Params>
+std::function<std::string(const Params&)> fixed(const char* heading) {
+  return [heading](const Params&) { return std::string(heading); };
+}
 
 namespace detail {
 
@@ -117,9 +145,10 @@ struct CommonValues {
   std::vector<std::string> counts;
 };
 
-// Adds the subcommand (its help from the experiment registry) and the
-// common options of `spec`.
-CLI::App* add_experiment(CLI::App& app, const std::string& name, const CommonSpec& spec, CommonValues& v);
+// Adds the subcommand, its help from the experiment registry.
+CLI::App* add_experiment(CLI::App& app, const std::string& name);
+// Adds the common options of `spec`, after the experiment's own.
+void add_common(CLI::App& sub, const CommonSpec& spec, CommonValues& v);
 Chosen choose(const CommonSpec& spec, const CommonValues& v);
 
 }  // namespace detail
@@ -130,10 +159,9 @@ template <class Options, class Params>
 struct Experiment {
   std::string name{};
   CommonSpec common{};
-  std::function<void(CLI::App&, Options&)> options{};           // its own options
-  std::function<Params(const Options&, const Chosen&)> parse{};  // throws UsageError
+  std::function<void(CLI::App&, Options&)> options{};        // its own options
+  std::function<void(const Options&, Params&)> parse{};      // its own options into p; throws UsageError
   std::function<xp::Result(const Params&)> run{};
-  std::function<Params(xp::Level)> sized{};                      // the report's parameters per level
   std::function<std::string(const Params&)> heading{};
   std::function<void(const xp::Result&)> print_extra{};
   // An internal child run (a re-executed measurement): true when handled.
@@ -142,23 +170,57 @@ struct Experiment {
   std::function<xp::Result(const xp::Result&)> for_display{};
 };
 
+namespace detail {
+
+// An experiment subcommand's parsed state: its own options and the common ones.
+template <class Options>
+struct State {
+  Options options{};
+  CommonValues common{};
+};
+
+template <class Options, class Params>
+CLI::App* add_state(CLI::App& app, const Experiment<Options, Params>& e, State<Options>& st) {
+  CLI::App* sub = add_experiment(app, e.name);
+  if (e.options) e.options(*sub, st.options);
+  add_common(*sub, e.common, st.common);
+  return sub;
+}
+
+template <class Options, class Params>
+Params params_of(const Experiment<Options, Params>& e, const State<Options>& st, Chosen& chosen) {
+  chosen = choose(e.common, st.common);
+  Params p;
+  apply(chosen, p);
+  e.parse(st.options, p);
+  return p;
+}
+
+// The parameters `args` give, parsed by a fresh copy of the subcommand.
+template <class Options, class Params>
+Params params_from(const Experiment<Options, Params>& e, const std::string& args) {
+  CLI::App app;
+  State<Options> st;
+  add_state(app, e, st);
+  app.parse(e.name + " " + args, false);
+  Chosen chosen;
+  return params_of(e, st, chosen);
+}
+
+}  // namespace detail
+
 template <class Options, class Params>
 Subcommand make_experiment(Experiment<Options, Params> e) {
   auto shared = std::make_shared<const Experiment<Options, Params>>(std::move(e));
   Subcommand s;
   s.name = shared->name;
   s.add = [shared](CLI::App& app) {
-    struct State {
-      Options options;
-      detail::CommonValues common;
-    };
-    auto st = std::make_shared<State>();
-    CLI::App* sub = detail::add_experiment(app, shared->name, shared->common, st->common);
-    if (shared->options) shared->options(*sub, st->options);
+    auto st = std::make_shared<detail::State<Options>>();
+    CLI::App* sub = detail::add_state(app, *shared, *st);
     sub->callback([shared, st] {
       if (shared->child && shared->child(st->options)) return;
-      const Chosen chosen = detail::choose(shared->common, st->common);
-      const Params p = shared->parse(st->options, chosen);
+      Chosen chosen;
+      const Params p = detail::params_of(*shared, *st, chosen);
       if (validate_only()) return;
       const xp::Result r = shared->run(p);
       const auto extra = [&] {
@@ -167,8 +229,8 @@ Subcommand make_experiment(Experiment<Options, Params> e) {
       emit(chosen.json || !shared->for_display ? r : shared->for_display(r), chosen.json, shared->heading(p), extra);
     });
   };
-  s.run = [shared](xp::Level level) { return shared->run(shared->sized(level)); };
-  s.heading = [shared](xp::Level level) { return shared->heading(shared->sized(level)); };
+  s.run = [shared](const std::string& args) { return shared->run(detail::params_from(*shared, args)); };
+  s.heading = [shared](const std::string& args) { return shared->heading(detail::params_from(*shared, args)); };
   s.print_extra = shared->print_extra;
   return s;
 }

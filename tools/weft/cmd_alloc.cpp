@@ -61,13 +61,10 @@ struct AllocOptions {
 
 std::vector<std::string> child_command() { return {"/proc/self/exe", "alloc", kChildOption}; }
 
-xp::AllocParams to_params(const AllocOptions& o, const Chosen& c) {
-  xp::AllocParams p;
+void to_params(const AllocOptions& o, xp::AllocParams& p) {
   p.rounds = positive("--rounds", o.rounds, 1'000'000);
   p.size = positive("--size", o.size, 10'000'000);
-  p.threads = c.counts;
   std::sort(p.threads.begin(), p.threads.end());
-  p.reps = c.reps;
   p.pc_objects = positive("--pc-objects", o.pc_objects, 1'000'000'000);
   const std::vector<int> t = p.threads.empty() ? xp::default_alloc_threads() : p.threads;
   // Every thread holds `size` list nodes (~32 bytes each) at its peak.
@@ -76,50 +73,31 @@ xp::AllocParams to_params(const AllocOptions& o, const Chosen& c) {
     throw UsageError(fmt::format("--size {} x {} threads is more than {} live list nodes (memory)", p.size,
                                  t.back(), kMaxNodes));
   p.child_command = child_command();
-  return p;
+}
+
+void add_options(CLI::App& sub, AllocOptions& o) {
+  sub.add_option("--rounds", o.rounds, "Rounds per thread (default 1000)");
+  sub.add_option("--size", o.size, "Ints pushed and popped per round (default 10000)");
+  sub.add_option("--pc-objects", o.pc_objects, "Objects through the producer/consumer queue (default 1e6)");
+  // Internal: the parent re-executes weft with this to run one measurement.
+  sub.add_option(kChildOption, o.child_spec)->group("");
+}
+
+bool run_child(const AllocOptions& o) {
+  if (o.child_spec.empty()) return false;
+  try {
+    std::cout << xp::run_alloc_child(o.child_spec) << std::endl;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return true;
 }
 
 constexpr const char* kTitle = "List benchmark (seconds, scalability t(N)/t(1)/N, peak RSS) and producer/consumer";
 
-xp::AllocParams sized(xp::Level level) {
-  xp::AllocParams p;
-  p.rounds = level == xp::Level::quick ? 100 : level == xp::Level::standard ? 300 : 1000;
-  p.threads = {1, 2};
-  p.reps = level == xp::Level::quick ? 2 : 3;
-  p.pc_objects = level == xp::Level::quick ? 300'000 : level == xp::Level::standard ? 500'000 : 1'000'000;
-  p.child_command = child_command();
-  return p;
-}
-
-const Register reg{make_experiment<AllocOptions, xp::AllocParams>({
-    .name = "alloc",
-    .common = {.reps = 3,
-               .counts_flag = "--threads,-t",
-               .counts_help = "Thread counts, comma list (default 1,2,4 and available_parallelism)"},
-    .options =
-        [](CLI::App& sub, AllocOptions& o) {
-          sub.add_option("--rounds", o.rounds, "Rounds per thread (default 1000)");
-          sub.add_option("--size", o.size, "Ints pushed and popped per round (default 10000)");
-          sub.add_option("--pc-objects", o.pc_objects, "Objects through the producer/consumer queue (default 1e6)");
-          // Internal: the parent re-executes weft with this to run one measurement.
-          sub.add_option(kChildOption, o.child_spec)->group("");
-        },
-    .parse = to_params,
-    .run = xp::run_alloc,
-    .sized = sized,
-    .heading = [](const xp::AllocParams&) { return std::string(kTitle); },
-    .print_extra = print_published,
-    .child =
-        [](const AllocOptions& o) {
-          if (o.child_spec.empty()) return false;
-          try {
-            std::cout << xp::run_alloc_child(o.child_spec) << std::endl;
-          } catch (const std::invalid_argument& e) {
-            throw UsageError(e.what());
-          }
-          return true;
-        },
-})};
+const Register reg{make_experiment<AllocOptions, xp::AllocParams>(
+    {"alloc", with_threads(3, "Thread counts, comma list (default 1,2,4 and available_parallelism)"), add_options, to_params, xp::run_alloc, fixed<xp::AllocParams>(kTitle), print_published,
+     run_child})};
 
 }  // namespace
 }  // namespace weft::cli

@@ -56,11 +56,10 @@ struct C2cOptions {
   int samples = 7;
 };
 
-xp::C2cParams to_params(const C2cOptions& o, const Chosen&) {
-  xp::C2cParams p;
+void to_params(const C2cOptions& o, xp::C2cParams& p) {
   p.round_trips = positive("--round-trips", o.round_trips, 100'000'000);
   p.samples = positive("--samples", o.samples, 10'000);
-  if (o.cpus.empty()) return p;
+  if (o.cpus.empty()) return;
   CpuSet want;
   try {
     want = CpuSet::parse(o.cpus);
@@ -75,31 +74,17 @@ xp::C2cParams to_params(const C2cOptions& o, const Chosen&) {
       throw UsageError(
           fmt::format("--cpus: CPU {} does not exist or is not allowed (allowed: {})", c, allowed.to_string()));
   p.cpus = want.to_vector();
-  return p;
 }
 
-xp::C2cParams sized(xp::Level level) {
-  xp::C2cParams p;
-  p.samples = level == xp::Level::quick ? 3 : level == xp::Level::standard ? 7 : 15;
-  return p;
+void add_options(CLI::App& sub, C2cOptions& o) {
+  sub.add_option("--cpus", o.cpus, "CPUs to measure, e.g. 0-3,8 (default: all allowed)");
+  sub.add_option("--round-trips", o.round_trips, "Round trips per sample (default 20000)");
+  sub.add_option("--samples", o.samples, "Samples per pair, after one warm-up (default 7)");
 }
 
-const Register reg{make_experiment<C2cOptions, xp::C2cParams>({
-    .name = "c2c",
-    .options =
-        [](CLI::App& sub, C2cOptions& o) {
-          sub.add_option("--cpus", o.cpus, "CPUs to measure, e.g. 0-3,8 (default: all allowed)");
-          sub.add_option("--round-trips", o.round_trips, "Round trips per sample (default 20000)");
-          sub.add_option("--samples", o.samples, "Samples per pair, after one warm-up (default 7)");
-        },
-    .parse = to_params,
-    .run = xp::run_c2c,
-    .sized = sized,
-    .heading = [](const xp::C2cParams&) {
-      return std::string("Core-to-core latency: two pinned threads bounce one cache line");
-    },
-    .print_extra = print_matrix,
-})};
+const Register reg{make_experiment<C2cOptions, xp::C2cParams>(
+    {"c2c", {}, add_options, to_params, xp::run_c2c,
+     fixed<xp::C2cParams>("Core-to-core latency: two pinned threads bounce one cache line"), print_matrix})};
 
 }  // namespace
 }  // namespace weft::cli

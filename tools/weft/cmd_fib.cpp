@@ -26,8 +26,7 @@ struct FibOptions {
   int cutoff = 0;
 };
 
-xp::FibParams to_params(const FibOptions& o, const Chosen& c) {
-  xp::FibParams p;
+void to_params(const FibOptions& o, xp::FibParams& p) {
   if (o.n < 2) throw UsageError(fmt::format("--n must be at least 2, got {}", o.n));
   if (o.n > xp::kFibMaxN) {
     throw UsageError(fmt::format("--n {} is too slow (fib(n) spawns ~1.6^n tasks): at most {}", o.n, xp::kFibMaxN));
@@ -36,38 +35,16 @@ xp::FibParams to_params(const FibOptions& o, const Chosen& c) {
   if (o.cutoff < 0) throw UsageError(fmt::format("--cutoff must be 0 (none) or more, got {}", o.cutoff));
   if (o.cutoff > o.n) throw UsageError(fmt::format("--cutoff {} is above --n {}: nothing would spawn", o.cutoff, o.n));
   p.cutoff = o.cutoff;
-  p.workers = c.counts;
-  if (!c.variants.empty()) p.variants = c.variants;
-  p.reps = c.reps;
-  return p;
 }
 
-xp::FibParams sized(xp::Level level) {
-  xp::FibParams p;
-  p.n = level == xp::Level::quick ? 25 : 30;
-  p.reps = level == xp::Level::quick ? 3 : level == xp::Level::standard ? 5 : 9;
-  if (level == xp::Level::full) p.cutoff = 12;  // and with a serial cutoff, as programs use one
-  return p;
+void add_options(CLI::App& sub, FibOptions& o) {
+  sub.add_option("--n", o.n, fmt::format("fib(n) (default 30, at most {})", xp::kFibMaxN));
+  sub.add_option("--cutoff", o.cutoff, "Also measure with calls below this n computed serially (default 0: only no cutoff)");
 }
 
-const Register reg{make_experiment<FibOptions, xp::FibParams>({
-    .name = "fib",
-    .common = {.reps = 5,
-               .variants = xp::fib_variants,
-               .counts_flag = "--workers,-w",
-               .counts_help = "Thread counts, comma list (default available_parallelism)"},
-    .options =
-        [](CLI::App& sub, FibOptions& o) {
-          sub.add_option("--n", o.n, fmt::format("fib(n) (default 30, at most {})", xp::kFibMaxN));
-          sub.add_option("--cutoff", o.cutoff,
-                         "Also measure with calls below this n computed serially (default 0: only no cutoff)");
-        },
-    .parse = to_params,
-    .run = xp::run_fib,
-    .sized = sized,
-    .heading = [](const xp::FibParams& p) { return title(p.n); },
-    .print_extra = print_compare,
-})};
+const Register reg{make_experiment<FibOptions, xp::FibParams>(
+    {"fib", with_workers(5, xp::fib_variants, "Thread counts, comma list (default available_parallelism)"), add_options, to_params, xp::run_fib, [](const xp::FibParams& p) { return title(p.n); },
+     print_compare})};
 
 }  // namespace
 }  // namespace weft::cli

@@ -35,51 +35,33 @@ struct IdleOptions {
   std::string child;           // hidden: the re-executed measurement
 };
 
-xp::IdleParams to_params(const IdleOptions& o, const Chosen& c) {
-  xp::IdleParams p;
+// Each measurement in a child process of its own, so that threads another
+// variant left behind (oneTBB keeps its workers) are not counted.
+constexpr const char* kChild = "/proc/self/exe";
+
+void to_params(const IdleOptions& o, xp::IdleParams& p) {
   if (!(o.seconds >= 0.05) || o.seconds > 60)
     throw UsageError(fmt::format("--seconds must be in [0.05, 60], got {}", o.seconds));
   p.seconds = o.seconds;
   if (o.workers) p.workers = positive("--workers", *o.workers, 256);
-  if (!c.variants.empty()) p.variants = c.variants;
-  p.reps = c.reps;
-  // Each measurement in a child process of its own, so that threads another
-  // variant left behind (oneTBB keeps its workers) are not counted.
-  p.child_exe = "/proc/self/exe";
-  return p;
+  p.child_exe = kChild;
 }
 
-// About 5 s quick, 20 s by default, 60 s full (each measurement is 3x
-// `seconds`, warm-up included).
-xp::IdleParams sized(xp::Level level) {
-  xp::IdleParams p;
-  p.seconds = level == xp::Level::quick ? 0.25 : level == xp::Level::standard ? 0.5 : 1.0;
-  p.reps = level == xp::Level::quick ? 1 : level == xp::Level::standard ? 2 : 3;
-  p.child_exe = "/proc/self/exe";
-  return p;
+void add_options(CLI::App& sub, IdleOptions& o) {
+  sub.add_option("--seconds", o.seconds, "Idle phase length; the tick phase is twice it (default 1)");
+  sub.add_option("--workers,-w", o.workers, "Workers per pool (default available_parallelism)");
+  sub.add_option("--internal-child", o.child, "Internal: one measurement, for the parent process")->group("");
 }
 
-const Register reg{make_experiment<IdleOptions, xp::IdleParams>({
-    .name = "idle",
-    .common = {.reps = 3, .variants = xp::idle_variants},
-    .options =
-        [](CLI::App& sub, IdleOptions& o) {
-          sub.add_option("--seconds", o.seconds, "Idle phase length; the tick phase is twice it (default 1)");
-          sub.add_option("--workers,-w", o.workers, "Workers per pool (default available_parallelism)");
-          sub.add_option("--internal-child", o.child, "Internal: one measurement, for the parent process")->group("");
-        },
-    .parse = to_params,
-    .run = xp::run_idle,
-    .sized = sized,
-    .heading = [](const xp::IdleParams&) { return std::string(kTitle); },
-    .print_extra = print_above_baseline,
-    .child =
-        [](const IdleOptions& o) {
-          if (o.child.empty()) return false;
-          if (xp::run_idle_child(o.child) != 0) throw std::runtime_error("idle: writing the measurement failed");
-          return true;
-        },
-})};
+bool run_child(const IdleOptions& o) {
+  if (o.child.empty()) return false;
+  if (xp::run_idle_child(o.child) != 0) throw std::runtime_error("idle: writing the measurement failed");
+  return true;
+}
+
+const Register reg{make_experiment<IdleOptions, xp::IdleParams>(
+    {"idle", {.reps = 3, .variants = xp::idle_variants}, add_options, to_params, xp::run_idle,
+     fixed<xp::IdleParams>(kTitle), print_above_baseline, run_child})};
 
 }  // namespace
 }  // namespace weft::cli

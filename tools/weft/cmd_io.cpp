@@ -55,43 +55,23 @@ void check_tmpdir(const std::string& dir, std::int64_t needed) {
                                  static_cast<double>(needed) / 1e6, dir, free_bytes / 1e6));
 }
 
-xp::IoParams to_params(const IoOptions& o, const Chosen& c) {
-  xp::IoParams p;
+void to_params(const IoOptions& o, xp::IoParams& p) {
   p.size_bytes = std::int64_t{positive("--size-mb", o.size_mb, 1'000'000)} * 1'000'000;
-  p.threads = c.counts;
   std::sort(p.threads.begin(), p.threads.end());
-  p.reps = c.reps;
   p.tmpdir = o.tmpdir.empty() ? xp::default_tmpdir() : o.tmpdir;
   const std::vector<int> t = p.threads.empty() ? xp::default_io_threads() : p.threads;
   check_tmpdir(p.tmpdir, xp::io_space_needed(p.size_bytes, t.back()));
-  return p;
 }
 
 constexpr const char* kTitle = "File copy, byte by byte and by blocks: MB/s (aggregate over concurrent copies)";
 
-xp::IoParams sized(xp::Level level) {
-  xp::IoParams p;
-  p.size_bytes = level == xp::Level::quick ? 16'000'000 : level == xp::Level::standard ? 32'000'000 : 100'000'000;
-  p.reps = level == xp::Level::quick ? 2 : 3;
-  return p;
+void add_options(CLI::App& sub, IoOptions& o) {
+  sub.add_option("--size-mb", o.size_mb, "Size of each file in MB of 10^6 bytes (default 100)");
+  sub.add_option("--tmpdir", o.tmpdir, "Directory for the files (default $TMPDIR or /tmp)");
 }
 
-const Register reg{make_experiment<IoOptions, xp::IoParams>({
-    .name = "io",
-    .common = {.reps = 3,
-               .counts_flag = "--threads,-t",
-               .counts_help = "Concurrent copies, comma list (default 1 and available_parallelism)"},
-    .options =
-        [](CLI::App& sub, IoOptions& o) {
-          sub.add_option("--size-mb", o.size_mb, "Size of each file in MB of 10^6 bytes (default 100)");
-          sub.add_option("--tmpdir", o.tmpdir, "Directory for the files (default $TMPDIR or /tmp)");
-        },
-    .parse = to_params,
-    .run = xp::run_io,
-    .sized = sized,
-    .heading = [](const xp::IoParams&) { return std::string(kTitle); },
-    .print_extra = print_published,
-})};
+const Register reg{make_experiment<IoOptions, xp::IoParams>(
+    {"io", with_threads(3, "Concurrent copies, comma list (default 1 and available_parallelism)"), add_options, to_params, xp::run_io, fixed<xp::IoParams>(kTitle), print_published})};
 
 }  // namespace
 }  // namespace weft::cli

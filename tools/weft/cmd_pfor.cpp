@@ -22,46 +22,24 @@ struct PforOptions {
   long long sum_n = 10'000'000;
 };
 
-xp::PforParams to_params(const PforOptions& o, const Chosen& c) {
-  xp::PforParams p;
+void to_params(const PforOptions& o, xp::PforParams& p) {
   p.rounds = positive("--rounds", o.rounds, 100'000);
   p.items = positive("--items", o.items, 10'000'000);
   p.work_ns = positive("--work-ns", o.work_ns, 1'000'000);
   p.sum_n = positive("--sum-n", o.sum_n, 1'000'000'000);
   if (static_cast<double>(p.rounds) * p.items * p.work_ns > 600e9)
     throw UsageError("--rounds x --items x --work-ns is more than 10 minutes of serial work");
-  p.workers = c.counts;
-  if (!c.variants.empty()) p.variants = c.variants;
-  p.reps = c.reps;
-  return p;
 }
 
-xp::PforParams sized(xp::Level level) {
-  xp::PforParams p;
-  p.reps = level == xp::Level::quick ? 3 : level == xp::Level::standard ? 5 : 9;
-  if (level == xp::Level::quick) p.rounds = 50;
-  return p;
+void add_options(CLI::App& sub, PforOptions& o) {
+  sub.add_option("--rounds", o.rounds, "parallel_for calls in the spin workload (default 100)");
+  sub.add_option("--items", o.items, "Items per call (default 1000)");
+  sub.add_option("--work-ns", o.work_ns, "Spin per item, ns (default 1000)");
+  sub.add_option("--sum-n", o.sum_n, "Integers in the sum workload (default 10,000,000)");
 }
 
-const Register reg{make_experiment<PforOptions, xp::PforParams>({
-    .name = "pfor",
-    .common = {.reps = 5,
-               .variants = xp::pfor_variants,
-               .counts_flag = "--workers,-w",
-               .counts_help = "Thread counts, comma list (default available_parallelism)"},
-    .options =
-        [](CLI::App& sub, PforOptions& o) {
-          sub.add_option("--rounds", o.rounds, "parallel_for calls in the spin workload (default 100)");
-          sub.add_option("--items", o.items, "Items per call (default 1000)");
-          sub.add_option("--work-ns", o.work_ns, "Spin per item, ns (default 1000)");
-          sub.add_option("--sum-n", o.sum_n, "Integers in the sum workload (default 10,000,000)");
-        },
-    .parse = to_params,
-    .run = xp::run_pfor,
-    .sized = sized,
-    .heading = [](const xp::PforParams&) { return std::string(kTitle); },
-    .print_extra = print_compare,
-})};
+const Register reg{make_experiment<PforOptions, xp::PforParams>(
+    {"pfor", with_workers(5, xp::pfor_variants, "Thread counts, comma list (default available_parallelism)"), add_options, to_params, xp::run_pfor, fixed<xp::PforParams>(kTitle), print_compare})};
 
 }  // namespace
 }  // namespace weft::cli

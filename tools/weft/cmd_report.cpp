@@ -25,7 +25,6 @@
 #include "weft/harness/process.hpp"
 #include "weft/sync/wait_options.hpp"
 #include "weft/topo/topology.hpp"
-#include "weft/xp/ring.hpp"
 
 namespace weft::cli {
 namespace {
@@ -158,35 +157,38 @@ std::vector<std::string> runnable_names() {
   return names;
 }
 
-void print_tables(const std::string& name, const xp::Result& r, Level level) {
+void print_tables(const std::string& name, const std::string& heading, const xp::Result& r) {
   const Subcommand* s = find_subcommand(name);
-  fmt::print("\n== {} ==\n{}\n\n", name, s && s->heading ? s->heading(level) : std::string());
+  fmt::print("\n== {} ==\n{}\n\n", name, heading);
   if (!r.rows.empty()) print_rows(r);
   if (s && s->print_extra) s->print_extra(r);
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
   std::fflush(stdout);
 }
 
+// A result to print as tables, under its heading.
+using Shown = std::vector<std::pair<std::string, xp::Result>>;
+
+// Runs `name` with `args` and keeps it for the tables.
+xp::Result run_shown(const Subcommand& s, const std::string& args, Shown& shown) {
+  shown.emplace_back(s.heading(args), s.run(args));
+  return shown.back().second;
+}
+
 // The ring at 2 threads (one per CPU on the reference machine) and at 3
 // (oversubscribed there: the case where spinning flags collapse), in one
-// result whose rows carry their thread count.
-xp::Result run_report_ring(Level level, std::vector<xp::Result>& shown) {
-  xp::RingParams two;
-  two.threads = 2;
-  two.reps = level == Level::quick ? 3 : level == Level::standard ? 5 : 9;  // as `ring`'s sizes
-  xp::RingParams three = two;
-  three.threads = 3;
-  if (static_cast<int>(Topology::instance().allowed().count()) < three.threads) {
+// result whose rows carry their thread count; shown apart, as ring's own
+// table code expects one thread count.
+xp::Result run_report_ring(const Subcommand& s, Level level, Shown& shown) {
+  const std::string& args = xp::find_experiment("ring")->args_at(level);
+  std::string three = args + " --threads 3";
+  if (static_cast<int>(Topology::instance().allowed().count()) < 3) {
     // Spinning flags crawl at a scheduler tick per hop here: bound them by
     // time, and give the sleeping flags a count they finish quickly.
-    three.hops = 50'000;
-    three.time_limit_s = level == Level::quick ? 0.5 : level == Level::standard ? 1.0 : 5.0;
+    three += fmt::format(" --hops 50000 --time-limit {}", level == Level::quick ? 0.5 : level == Level::standard ? 1.0 : 5.0);
   }
-  xp::Result r = xp::run_ring(two);
-  xp::Result r3 = xp::run_ring(three);
-  // Shown apart: ring's own table code expects one thread count.
-  shown.push_back(r);
-  shown.push_back(r3);
+  xp::Result r = run_shown(s, args + " --threads 2", shown);
+  const xp::Result r3 = run_shown(s, three, shown);
   nlohmann::json by_threads;
   by_threads["2"] = r.params;
   by_threads["3"] = r3.params;
@@ -206,15 +208,14 @@ nlohmann::json run_topo() {
 // One experiment's JSON object; failures become entries that say why, so
 // one broken experiment does not cost the report. `shown` gets the results
 // to print as tables.
-nlohmann::json run_one(const std::string& name, Level level, std::vector<xp::Result>& shown) {
+nlohmann::json run_one(const std::string& name, Level level, Shown& shown) {
   const Subcommand* s = find_subcommand(name);
   if (s == nullptr || (!s->run && name != "topo"))
     return {{"experiment", name}, {"built", false}, {"note", "not built yet"}, {"results", nlohmann::json::array()}};
   try {
     if (name == "topo") return run_topo();
-    if (name == "ring") return xp::to_json(run_report_ring(level, shown));
-    shown.push_back(s->run(level));
-    return xp::to_json(shown.back());
+    if (name == "ring") return xp::to_json(run_report_ring(*s, level, shown));
+    return xp::to_json(run_shown(*s, xp::find_experiment(name)->args_at(level), shown));
   } catch (const std::exception& e) {
     return {{"experiment", name}, {"error", e.what()}, {"results", nlohmann::json::array()}};
   }
@@ -322,13 +323,13 @@ void run_report(const ReportOptions& o) {
   for (std::size_t i = 0; i + 2 < steps.size(); ++i) {
     progress.begin(i);
     const double start = since();
-    std::vector<xp::Result> shown;
+    Shown shown;
     nlohmann::json e = run_one(steps[i].first, level, shown);
     e["seconds"] = since() - start;
     progress.end(since() - start);
     if (!o.json && !shown.empty()) {
       progress.hide();
-      for (const auto& r : shown) print_tables(steps[i].first, r, level);
+      for (const auto& [heading, r] : shown) print_tables(steps[i].first, heading, r);
     }
     all["experiments"].push_back(std::move(e));
   }

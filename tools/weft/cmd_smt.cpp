@@ -46,8 +46,7 @@ struct SmtOptions {
   long long size = 100'000'000;
 };
 
-xp::SmtParams to_params(const SmtOptions& o, const Chosen& c) {
-  xp::SmtParams p;
+void to_params(const SmtOptions& o, xp::SmtParams& p) {
   // The cap only keeps the byte count below overflow; memory decides below.
   constexpr long long kMaxSize = 1LL << 40;
   if (o.size < 1) throw UsageError(fmt::format("--size must be at least 1, got {}", o.size));
@@ -60,33 +59,19 @@ xp::SmtParams to_params(const SmtOptions& o, const Chosen& c) {
                                  static_cast<double>(have) / (1 << 30)));
   }
   p.size = o.size;
-  p.reps = c.reps;
-  return p;
 }
 
 constexpr const char* kTitle = "Sum and sin over a float array per thread: ms per thread and slowdown vs one thread";
 
-xp::SmtParams sized(xp::Level level) {
-  xp::SmtParams p;
-  p.size = level == xp::Level::quick ? 10'000'000 : 50'000'000;
-  p.reps = level == xp::Level::full ? 5 : 3;
-  return p;
+void add_options(CLI::App& sub, SmtOptions& o) {
+  sub.add_option("--size,-n", o.size, "Floats per thread (default 100000000, as the article)");
 }
 
-const Register reg{make_experiment<SmtOptions, xp::SmtParams>({
-    .name = "smt",
-    .common = {.reps = 3},
-    .options =
-        [](CLI::App& sub, SmtOptions& o) {
-          sub.add_option("--size,-n", o.size, "Floats per thread (default 100000000, as the article)");
-        },
-    .parse = to_params,
-    .run = xp::run_smt,
-    .sized = sized,
-    .heading = [](const xp::SmtParams&) { return std::string(kTitle); },
-    .print_extra = print_published,
-    .for_display = [](const xp::Result& r) { return label_variants(r, &xp::Labels::workload); },
-})};
+xp::Result by_workload(const xp::Result& r) { return label_variants(r, &xp::Labels::workload); }
+
+const Register reg{make_experiment<SmtOptions, xp::SmtParams>(
+    {"smt", {.reps = 3}, add_options, to_params, xp::run_smt, fixed<xp::SmtParams>(kTitle), print_published,
+     nullptr, by_workload})};
 
 }  // namespace
 }  // namespace weft::cli

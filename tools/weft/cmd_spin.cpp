@@ -82,61 +82,39 @@ struct SpinOptions {
   double time_limit = 10;
 };
 
-xp::SpinParams to_params(const SpinOptions& o, const Chosen& c) {
-  xp::SpinParams p;
-  if (!c.variants.empty()) p.variants = c.variants;
-  if (!c.counts.empty()) p.threads = c.counts;
+void to_params(const SpinOptions& o, xp::SpinParams& p) {
   if (!o.granularities.empty())
     p.granularities = parse_names("granularity", o.granularities, xp::spin_granularities());
   if (!(o.work_ms >= 1) || o.work_ms > 600'000)
     throw UsageError(fmt::format("--work-ms must be in [1, 600000] ms, got {}", o.work_ms));
   p.work_ms = o.work_ms;
-  p.reps = c.reps;
   if (!(o.time_limit > 0) || o.time_limit > 3600)
     throw UsageError(fmt::format("--time-limit must be in (0, 3600] seconds, got {}", o.time_limit));
   p.time_limit_s = o.time_limit;
-  return p;
+}
+
+void add_options(CLI::App& sub, SpinOptions& o) {
+  sub.add_option("--granularity,-g", o.granularities,
+                 "Work per item, comma list: coarse (100 us), medium (10 us), fine (1 us) (default all)");
+  sub.add_option("--work-ms", o.work_ms, "Computation per run in ms, summed over its items (default 800)");
+  sub.add_option("--time-limit", o.time_limit, "Seconds before a crawling run is stopped (default 10)");
 }
 
 constexpr const char* kTitle =
     "Lock-protected work queue: wall ms, CPU s, context switches and energy per waiting strategy";
 
-// Half the CLI's work per run (~0.2 s at T=2): quick T=2,8 at medium
-// granularity; default every variant, thread count and granularity; full
-// the CLI's own work per run.
-xp::SpinParams sized(xp::Level level) {
-  xp::SpinParams p;
-  p.work_ms = level == xp::Level::full ? 800 : 400;
-  p.time_limit_s = 5;
-  if (level == xp::Level::quick) {
-    p.threads = {2, 8};
-    p.granularities = {"medium"};
-  }
-  return p;
-}
+xp::Result by_granularity(const xp::Result& r) { return label_variants(r, &xp::Labels::granularity); }
 
-const Register reg{make_experiment<SpinOptions, xp::SpinParams>({
-    .name = "spin",
-    .common = {.reps = 3,
-               .variants = xp::spin_variants,
-               .variant_flag = "--variant,-v",
-               .counts_flag = "--threads,-t",
-               .counts_help = "Thread counts, comma list (default 2,8,32)",
-               .counts_max = 1024},
-    .options =
-        [](CLI::App& sub, SpinOptions& o) {
-          sub.add_option("--granularity,-g", o.granularities,
-                         "Work per item, comma list: coarse (100 us), medium (10 us), fine (1 us) (default all)");
-          sub.add_option("--work-ms", o.work_ms, "Computation per run in ms, summed over its items (default 800)");
-          sub.add_option("--time-limit", o.time_limit, "Seconds before a crawling run is stopped (default 10)");
-        },
-    .parse = to_params,
-    .run = xp::run_spin,
-    .sized = sized,
-    .heading = [](const xp::SpinParams&) { return std::string(kTitle); },
-    .print_extra = print_published,
-    .for_display = [](const xp::Result& r) { return label_variants(r, &xp::Labels::granularity); },
-})};
+constexpr CommonSpec kCommon{.reps = 3,
+                             .variants = xp::spin_variants,
+                             .variant_flag = "--variant,-v",
+                             .counts_flag = "--threads,-t",
+                             .counts_help = "Thread counts, comma list (default 2,8,32)",
+                             .counts_max = 1024};
+
+const Register reg{make_experiment<SpinOptions, xp::SpinParams>(
+    {"spin", kCommon, add_options, to_params, xp::run_spin, fixed<xp::SpinParams>(kTitle), print_published,
+     nullptr, by_granularity})};
 
 }  // namespace
 }  // namespace weft::cli

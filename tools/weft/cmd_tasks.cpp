@@ -62,59 +62,25 @@ void print_published(const xp::Result& r) {
 
 struct TasksOptions {
   long long tasks = 1'000'000;
+  long long async_tasks = 20'000;
+  long long round_trip_tasks = 50'000;
 };
 
-xp::TasksParams to_params(const TasksOptions& o, const Chosen& c) {
-  xp::TasksParams p;
+void to_params(const TasksOptions& o, xp::TasksParams& p) {
   p.tasks = positive("--tasks", o.tasks, 1'000'000'000);
-  if (!c.counts.empty()) p.workers = c.counts;
-  if (!c.variants.empty()) p.variants = c.variants;
-  p.reps = c.reps;
-  return p;
+  p.async_tasks = positive("--async-tasks", o.async_tasks, 1'000'000);
+  p.round_trip_tasks = positive("--round-trip-tasks", o.round_trip_tasks, 1'000'000'000);
 }
 
-xp::TasksParams sized(xp::Level level) {
-  xp::TasksParams p;
-  switch (level) {
-    case xp::Level::quick:
-      p.tasks = 200'000;
-      p.async_tasks = 5'000;
-      p.round_trip_tasks = 20'000;
-      p.workers = {1, 2, 4};
-      p.reps = 3;
-      break;
-    case xp::Level::standard:
-      p.tasks = 500'000;
-      p.async_tasks = 10'000;
-      p.round_trip_tasks = 20'000;
-      p.workers = {1, 2, 4, 8};
-      p.reps = 3;
-      break;
-    case xp::Level::full:
-      p.reps = 5;  // the CLI's own sizes: a million tasks, 1..16 workers
-      break;
-  }
-  return p;
+void add_options(CLI::App& sub, TasksOptions& o) {
+  sub.add_option("--tasks,-n", o.tasks,
+                 "Tasks per run (default 1,000,000; std-async and round trips at most the two options below)");
+  sub.add_option("--async-tasks", o.async_tasks, "At most this many std-async tasks (a thread each; default 20,000)");
+  sub.add_option("--round-trip-tasks", o.round_trip_tasks, "At most this many round trips per run (default 50,000)");
 }
 
-const Register reg{make_experiment<TasksOptions, xp::TasksParams>({
-    .name = "tasks",
-    .common = {.reps = 5,
-               .variants = xp::tasks_variants,
-               .counts_flag = "--workers,-w",
-               .counts_help = "Worker counts, comma list (default 1,2,4,8,16)"},
-    .options =
-        [](CLI::App& sub, TasksOptions& o) {
-          sub.add_option("--tasks,-n", o.tasks,
-                         "Tasks per run (default 1,000,000; std-async at most 20,000 and round trips at most "
-                         "50,000 of them)");
-        },
-    .parse = to_params,
-    .run = xp::run_tasks,
-    .sized = sized,
-    .heading = [](const xp::TasksParams&) { return std::string(kTitle); },
-    .print_extra = print_published,
-})};
+const Register reg{make_experiment<TasksOptions, xp::TasksParams>(
+    {"tasks", with_workers(5, xp::tasks_variants, "Worker counts, comma list (default 1,2,4,8,16)"), add_options, to_params, xp::run_tasks, fixed<xp::TasksParams>(kTitle), print_published})};
 
 }  // namespace
 }  // namespace weft::cli

@@ -28,7 +28,11 @@ struct Experiment {
   std::string summary;               // one line: what it measures (the subcommand's help)
   std::array<double, 3> seconds{};   // estimated run time per Level on 2 CPUs
   std::vector<std::string> figures;  // the plotter's figure ids
+  // The subcommand's arguments per Level: its sizes, parsed and checked by
+  // the subcommand itself (empty: its defaults).
+  std::array<std::string, 3> args{};
   double seconds_at(Level level) const noexcept { return seconds[static_cast<std::size_t>(level)]; }
+  const std::string& args_at(Level level) const noexcept { return args[static_cast<std::size_t>(level)]; }
 };
 
 // Every experiment, in page order.
@@ -38,7 +42,8 @@ const std::vector<Experiment>& experiments();
 const Experiment* find_experiment(std::string_view name);
 
 // results.json's "registry": [{name, article (or null), title, summary,
-// seconds: {quick, default, full}, figures}], in page order.
+// seconds: {quick, default, full}, args: {quick, default, full}, figures}],
+// in page order.
 nlohmann::json registry_json();
 
 }  // namespace weft::xp
