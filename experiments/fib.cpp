@@ -66,26 +66,18 @@ double run_weft(const Run& r) {
 
 #ifdef WEFT_HAVE_TBB
 double run_tbb(const Run& r) {
-  TbbThreads limit(r.threads);
-  oneapi::tbb::task_arena arena(r.threads);  // this thread takes one of the slots
-  arena.initialize();
-  double s = 0;
-  arena.execute([&] {
+  return in_tbb_arena(r.threads, [&] {
     const std::int64_t t0 = wall_ns();
     *r.value = fib_tbb(r.n, r.cutoff);
-    s = static_cast<double>(wall_ns() - t0) / 1e9;
+    return static_cast<double>(wall_ns() - t0) / 1e9;
   });
-  return s;
 }
-constexpr RunFn kRunTbb = run_tbb;
-#else
-constexpr RunFn kRunTbb = nullptr;
 #endif
 
 const std::array<harness::Variant<RunFn>, 3> kVariants{{
     {"serial", kBuiltIn, false, run_serial},
     {"weft", kBuiltIn, true, run_weft},
-    {"tbb", kTbb, true, kRunTbb},
+    {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
 }};
 
 }  // namespace

@@ -94,22 +94,11 @@ std::unique_ptr<Host> make(int workers) {
   return std::make_unique<H>(workers);
 }
 
-#ifdef WEFT_HAVE_TBB
-constexpr MakeHost kMakeTbb = make<TbbHost>;
-#else
-constexpr MakeHost kMakeTbb = nullptr;
-#endif
-#ifdef WEFT_HAVE_ASIO
-constexpr MakeHost kMakeAsio = make<AsioHost>;
-#else
-constexpr MakeHost kMakeAsio = nullptr;
-#endif
-
 const std::array<harness::Variant<MakeHost>, 5> kVariants{{
     {"baseline", kBuiltIn, false, [](int) -> std::unique_ptr<Host> { return std::make_unique<InlineHost>(); }},
     {"weft", kBuiltIn, true, make<WeftHost>},
-    {"tbb", kTbb, true, kMakeTbb},
-    {"asio-post", kAsio, true, kMakeAsio},
+    {"tbb", kTbb, true, WEFT_XP_IF_TBB(make<TbbHost>)},
+    {"asio-post", kAsio, true, WEFT_XP_IF_ASIO(make<AsioHost>)},
     {"article-pool", kBuiltIn, true, make<ArticleHost>},
 }};
 

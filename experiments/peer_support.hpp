@@ -31,6 +31,19 @@ inline constexpr harness::Peer kBuiltIn{};
 inline constexpr harness::Peer kTbb{"libtbb-dev", kHaveTbb};
 inline constexpr harness::Peer kAsio{"libboost-dev", kHaveAsio};
 
+// A variant table's runner that exists only where its peer was built: the
+// runner where it was, null where it was not.
+#ifdef WEFT_HAVE_TBB
+#define WEFT_XP_IF_TBB(runner) runner
+#else
+#define WEFT_XP_IF_TBB(runner) nullptr
+#endif
+#ifdef WEFT_HAVE_ASIO
+#define WEFT_XP_IF_ASIO(runner) runner
+#else
+#define WEFT_XP_IF_ASIO(runner) nullptr
+#endif
+
 #ifdef WEFT_HAVE_TBB
 // oneTBB caps its workers at the machine's parallelism unless told
 // otherwise; the experiments ask for a thread count, so raise the cap for
@@ -44,6 +57,18 @@ class TbbThreads {
  private:
   oneapi::tbb::global_control control_;
 };
+
+// Runs `timed` (which returns seconds) in an arena of `threads` slots, this
+// thread taking one of them, as weft's pool counts the caller's help.
+template <class F>
+double in_tbb_arena(int threads, F&& timed) {
+  TbbThreads limit(threads);
+  oneapi::tbb::task_arena arena(threads);
+  arena.initialize();
+  double s = 0;
+  arena.execute([&] { s = timed(); });
+  return s;
+}
 #endif
 
 }  // namespace weft::xp

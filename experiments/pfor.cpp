@@ -110,22 +110,16 @@ double run_weft(const Run& r) {
 
 #ifdef WEFT_HAVE_TBB
 double run_tbb(const Run& r) {
-  TbbThreads limit(r.threads);
-  oneapi::tbb::task_arena arena(r.threads);  // this thread takes one of the slots
-  arena.initialize();
-  double s = 0;
-  arena.execute([&] { s = time_workload(r, [](int n, const auto& f) { oneapi::tbb::parallel_for(0, n, f); }); });
-  return s;
+  return in_tbb_arena(r.threads, [&] {
+    return time_workload(r, [](int n, const auto& f) { oneapi::tbb::parallel_for(0, n, f); });
+  });
 }
-constexpr RunFn kRunTbb = run_tbb;
-#else
-constexpr RunFn kRunTbb = nullptr;
 #endif
 
 const std::array<harness::Variant<RunFn>, 3> kVariants{{
     {"serial", kBuiltIn, false, run_serial},
     {"weft", kBuiltIn, true, run_weft},
-    {"tbb", kTbb, true, kRunTbb},
+    {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
 }};
 
 }  // namespace

@@ -207,16 +207,6 @@ double pool_runner(const Run& u, Counter& c) { return kRun(u.threads, u.tasks, c
 
 #ifdef WEFT_HAVE_TBB
 double tbb_task_group_runner(const Run& u, Counter& c) { return run_tbb_task_group(u.threads, u.tasks, c, u.mode); }
-constexpr RunFn kTbbEnqueue = pool_runner<run_tbb_enqueue>;
-constexpr RunFn kTbbTaskGroup = tbb_task_group_runner;
-#else
-constexpr RunFn kTbbEnqueue = nullptr;
-constexpr RunFn kTbbTaskGroup = nullptr;
-#endif
-#ifdef WEFT_HAVE_ASIO
-constexpr RunFn kAsioPost = pool_runner<run_asio_post>;
-#else
-constexpr RunFn kAsioPost = nullptr;
 #endif
 
 // tbb-task_group is measured both ways: run all + wait (its tasks_per_s
@@ -230,9 +220,9 @@ const std::array<TaskVariant, 11> kVariants{{
     {"weft-post", kBuiltIn, true, pool_runner<run_weft_post>},
     {"weft-submit-get", kBuiltIn, true, pool_runner<run_weft_submit_get<false>>, true},
     {"weft-submit-get-remote", kBuiltIn, true, pool_runner<run_weft_submit_get<true>>, true},
-    {"tbb-enqueue", kTbb, true, kTbbEnqueue},
-    {"tbb-task_group", kTbb, true, kTbbTaskGroup},
-    {"asio-post", kAsio, true, kAsioPost},
+    {"tbb-enqueue", kTbb, true, WEFT_XP_IF_TBB(pool_runner<run_tbb_enqueue>)},
+    {"tbb-task_group", kTbb, true, WEFT_XP_IF_TBB(tbb_task_group_runner)},
+    {"asio-post", kAsio, true, WEFT_XP_IF_ASIO(pool_runner<run_asio_post>)},
 }};
 
 std::string count_note(std::int64_t used, std::int64_t asked, const char* why) {

@@ -136,6 +136,13 @@ void print_ratios(const xp::Result& r, const std::string& heading, int width) {
   }
 }
 
+bool print_article(const xp::Result& r, const char* by, const char* method) {
+  if (r.published.is_null()) return false;
+  fmt::print("\nThe article ({}):\n  method: {}\n", r.published.value(by, std::string()),
+             r.published.value(method, std::string()));
+  return true;
+}
+
 xp::Result label_variants(xp::Result r, std::optional<std::string> xp::Labels::*label) {
   for (auto& row : r.rows) row.variant += " [" + (row.labels.*label).value_or("") + "]";
   return r;

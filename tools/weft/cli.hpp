@@ -43,6 +43,10 @@ void print_weft_over_tbb(const xp::Result& r, const std::function<xp::Key(xp::Ke
 // `heading`, names padded to `width`.
 void print_ratios(const xp::Result& r, const std::string& heading, int width);
 
+// "The article (<source>): method: <method>" from the result's published
+// figures (`by` and `method` name their keys); false when it has none.
+bool print_article(const xp::Result& r, const char* by, const char* method);
+
 // The rows with a label written beside the variant ("busy [fine]"): the
 // generic table has no column for it.
 xp::Result label_variants(xp::Result r, std::optional<std::string> xp::Labels::*label);

@@ -40,10 +40,8 @@ void print_list_summary(const xp::Result& r) {
 void print_published(const xp::Result& r) {
   print_list_summary(r);
   print_ratios(r, "Ratios from this run (medians):", 58);
+  if (!print_article(r, "source", "method_alloc")) return;
   const auto& pub = r.published;
-  if (pub.is_null()) return;
-  fmt::print("\nThe article ({}):\n  method: {}\n", pub.value("source", std::string()),
-             pub.value("method_alloc", std::string()));
   fmt::print("  std::allocator time / ders time, per machine:\n");
   for (auto it = pub["alloc_speedup_std_over_ders"].begin(); it != pub["alloc_speedup_std_over_ders"].end(); ++it)
     fmt::print("    {:<24} {}\n", it.key(), it.value().get<std::string>());

@@ -17,10 +17,8 @@ namespace {
 
 void print_published(const xp::Result& r) {
   print_ratios(r, "Ratios from this run (medians of MB/s):", 62);
+  if (!print_article(r, "source", "method_file")) return;
   const auto& pub = r.published;
-  if (pub.is_null()) return;
-  fmt::print("\nThe article ({}):\n  method: {}\n", pub.value("source", std::string()),
-             pub.value("method_file", std::string()));
   fmt::print("  speed-up of ders buf_reader/buf_writer over fgetc/fputc, one figure per compiler:\n");
   for (auto it = pub["file_speedup_over_stdio"].begin(); it != pub["file_speedup_over_stdio"].end(); ++it) {
     std::string figs;

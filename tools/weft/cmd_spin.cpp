@@ -69,10 +69,8 @@ void print_published(const xp::Result& r) {
       }
     }
   }
+  if (!print_article(r, "machine", "method")) return;
   const auto& pub = r.published;
-  if (pub.is_null()) return;
-  fmt::print("\nThe article ({}):\n  method: {}\n", pub.value("machine", std::string()),
-             pub.value("method", std::string()));
   for (const auto& c : pub.value("claims", nlohmann::json::array())) fmt::print("  - {}\n", c.get<std::string>());
 }
 
