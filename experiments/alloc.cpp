@@ -1,10 +1,6 @@
 #include "weft/xp/alloc.hpp"
 
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -23,12 +19,13 @@
 #include <thread>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/harness/process.hpp"
+#include "weft/harness/run.hpp"
 #include "weft/mem/pool_allocator.hpp"
 #include "weft/mem/pool_resource.hpp"
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/topo/topology.hpp"
 
-extern char** environ;
 
 #if defined(__SANITIZE_ADDRESS__)
 #define WEFT_XP_ASAN 1
@@ -79,23 +76,17 @@ double proc_status_mib(const char* field) {
 template <class Body>
 double timed_threads(int n, Body&& body, std::uint64_t& sum) {
   std::vector<std::uint64_t> sums(static_cast<std::size_t>(n), 0);
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
+  harness::StartGate gate(n);
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
-      ready.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count; `go` orders the start
-      // acquire: pairs with the release below (nothing is published, but the
-      // start must not be hoisted above it).
-      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      gate.arrive_and_wait();
       sums[static_cast<std::size_t>(i)] = body(i);
     });
   }
-  // relaxed: a start count only; the threads' start is ordered by what follows.
-  while (ready.load(std::memory_order_relaxed) < n) std::this_thread::yield();
   const std::int64_t t0 = wall_ns();
-  go.store(true, std::memory_order_release);  // release: see the acquire above
+  gate.open_when_ready();
   for (auto& t : threads) t.join();
   const std::int64_t t1 = wall_ns();
   for (auto s : sums) sum += s;
@@ -278,53 +269,23 @@ std::string trim_output(std::string s) {
 }
 
 // Runs `argv` with LD_PRELOAD = `preload` (none when empty) and stdout and
-// stderr on one pipe; the result is the last output line that is a JSON
+// stderr on one stream; the result is the last output line that is a JSON
 // object (a preloaded allocator may print warnings before it).
 ChildOutcome spawn_child(const std::vector<std::string>& argv, const std::string& preload) {
   ChildOutcome out;
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0) env.emplace_back(*e);
-  if (!preload.empty()) env.push_back("LD_PRELOAD=" + preload);
-  std::vector<char*> envp, args;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (auto& a : argv_copy) args.push_back(a.data());
-  args.push_back(nullptr);
-
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "weft alloc: pipe");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    out.error = std::string("cannot start ") + argv[0] + ": " + std::strerror(rc);
+  harness::SpawnOptions options;
+  options.preload = preload;
+  options.merge_stderr = true;
+  harness::ChildResult c;
+  try {
+    c = harness::spawn(argv, options);
+  } catch (const std::system_error& e) {
+    out.error = e.what();
     return out;
   }
-  std::string text;
-  std::array<char, 4096> buf{};
-  for (;;) {
-    const ssize_t n = read(fds[0], buf.data(), buf.size());
-    if (n > 0) {
-      text.append(buf.data(), static_cast<std::size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    out.error = WIFSIGNALED(status) ? "child killed by signal " + std::to_string(WTERMSIG(status))
-                                    : "child exited with status " + std::to_string(WEXITSTATUS(status));
+  const std::string& text = c.out;
+  if (!c.ok()) {
+    out.error = "child " + c.describe();
     const std::string tail = trim_output(text);
     if (!tail.empty()) out.error += ": " + tail;
     return out;
@@ -350,22 +311,6 @@ struct Job {
   std::vector<double> seconds, rss;
   std::string error;
 };
-
-Row make_row(const std::string& variant, int threads, const std::string& metric, const std::string& unit,
-             const std::vector<double>& samples, const std::string& why_not) {
-  Row r;
-  r.variant = variant;
-  r.threads = threads;
-  r.metric = metric;
-  r.unit = unit;
-  if (!why_not.empty()) {
-    r.measured = false;
-    r.note = why_not;
-  } else {
-    r.stats = summarize(samples);
-  }
-  return r;
-}
 
 }  // namespace
 
@@ -458,7 +403,9 @@ Result run_alloc(const AllocParams& p) {
     if (why_not[v].empty() && v != "pmr-unsync") jobs.push_back(Job{v, 0, preload[v], {}, {}, {}});
 
   double baseline_mib = 0;
-  interleave(p.reps, static_cast<int>(jobs.size()), [&](int k, int) {
+  const harness::PlanOptions plan{p.reps, true};
+  r.params["warmup"] = harness::warmup_text(plan);
+  harness::interleave(plan, static_cast<int>(jobs.size()), [&](int k, bool recorded) {
     Job& job = jobs[static_cast<std::size_t>(k)];
     if (!job.error.empty()) return;  // it failed once; it would fail again
     const std::string spec = job.threads > 0 ? "list " + job.variant + " " + std::to_string(job.threads) + " " +
@@ -471,6 +418,7 @@ Result run_alloc(const AllocParams& p) {
       job.error = "failed: " + o.error;
       return;
     }
+    if (!recorded) return;
     job.seconds.push_back(o.result.at("seconds").get<double>());
     job.rss.push_back(o.result.at("peak_rss_mib").get<double>());
     const double before = o.result.value("rss_before_mib", 0.0);
@@ -530,30 +478,23 @@ Result run_alloc(const AllocParams& p) {
   }
 
   // Ratios from this run's medians.
-  auto median_of = [&](const std::string& v, int n, const std::string& metric) -> double {
-    for (const auto& row : r.rows)
-      if (row.variant == v && row.threads == n && row.metric == metric && row.measured) return row.stats.median;
-    return 0;
-  };
+  const auto key = [](const char* v, int n, const char* metric) { return Key(v, metric, n); };
   nlohmann::json ratios = nlohmann::json::array();
-  auto add_ratio = [&](const std::string& what, double num, double den, const std::string& goal) {
-    if (num > 0 && den > 0) ratios.push_back({{"what", what}, {"value", num / den}, {"goal", goal}});
-  };
   for (int n : threads) {
-    const double w = median_of("weft", n, "seconds");
+    const auto over = [&](const char* v) { return ratio(r, key(v, n, "seconds"), key("weft", n, "seconds")); };
     const std::string at = n == 1 ? " at 1 thread" : " at " + std::to_string(n) + " threads";
-    add_ratio("weft speed-up over glibc" + at, median_of("glibc", n, "seconds"), w, n <= 2 ? ">= 4" : "");
-    add_ratio("weft speed-up over mimalloc" + at, median_of("mimalloc", n, "seconds"), w, n <= 2 ? ">= 2" : "");
-    add_ratio("weft speed-up over jemalloc" + at, median_of("jemalloc", n, "seconds"), w, "");
-    add_ratio("weft speed-up over pmr-unsync" + at, median_of("pmr-unsync", n, "seconds"), w, "");
+    add_ratio(ratios, "weft speed-up over glibc" + at, over("glibc"), n <= 2 ? ">= 4" : "");
+    add_ratio(ratios, "weft speed-up over mimalloc" + at, over("mimalloc"), n <= 2 ? ">= 2" : "");
+    add_ratio(ratios, "weft speed-up over jemalloc" + at, over("jemalloc"), "");
+    add_ratio(ratios, "weft speed-up over pmr-unsync" + at, over("pmr-unsync"), "");
   }
-  add_ratio("producer/consumer: weft time / mimalloc time", median_of("weft", 2, "pc_ms"),
-            median_of("mimalloc", 2, "pc_ms"), "<= 1.0");
-  const double wr = median_of("weft", 2, "pc_peak_rss_mib");
-  const double gr = median_of("glibc", 2, "pc_peak_rss_mib");
-  if (wr > 0 && gr > 0)
+  add_ratio(ratios, "producer/consumer: weft time / mimalloc time",
+            ratio(r, key("weft", 2, "pc_ms"), key("mimalloc", 2, "pc_ms")), "<= 1.0");
+  const auto wr = median(r, key("weft", 2, "pc_peak_rss_mib"));
+  const auto gr = median(r, key("glibc", 2, "pc_peak_rss_mib"));
+  if (wr && gr && *wr > 0 && *gr > 0)
     ratios.push_back({{"what", "producer/consumer: weft peak RSS - glibc peak RSS (MiB)"},
-                      {"value", wr - gr},
+                      {"value", *wr - *gr},
                       {"goal", "<= 1"}});
   r.extra["ratios"] = ratios;
 
@@ -566,13 +507,10 @@ Result run_alloc(const AllocParams& p) {
 #ifdef WEFT_XP_ASAN
   r.notes.push_back("AddressSanitizer build: 'glibc' is ASan's allocator and every figure is slowed down");
 #endif
-  const int cpus = available_parallelism();
-  for (int n : threads)
-    if (n > cpus) {
-      r.notes.push_back("more threads than available CPUs (" + std::to_string(cpus) +
-                        "): time grows with N/CPUs even for a perfect allocator");
-      break;
-    }
+  if (auto note = harness::oversubscribed_note("threads", threads.empty() ? 0 : threads.back(),
+                                               "time grows with N/CPUs even for a perfect allocator");
+      !note.empty())
+    r.notes.push_back(std::move(note));
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/harness/run.hpp"
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
@@ -48,16 +49,24 @@ Result run_c2c(const C2cParams& p) {
   const std::size_t n = cpus.size();
   const CpuSet before = this_thread_affinity();
 
+  // Each ordered pair is one variant of the plan.
   std::vector<std::vector<std::vector<double>>> samples(n, std::vector<std::vector<double>>(n));
-  for (int s = 0; s < p.samples; ++s)
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j)
-        if (i != j) samples[i][j].push_back(ping_pong(cpus[i], cpus[j], p.round_trips));
+  const harness::PlanOptions plan{p.samples, true};
+  harness::interleave(plan, static_cast<int>(n * n), [&](int k, bool recorded) {
+    const auto i = static_cast<std::size_t>(k) / n;
+    const auto j = static_cast<std::size_t>(k) % n;
+    if (i == j) return;
+    const double ns = ping_pong(cpus[i], cpus[j], p.round_trips);
+    if (recorded) samples[i][j].push_back(ns);
+  });
   pin_this_thread(before);
 
   Result r;
   r.experiment = "c2c";
-  r.params = {{"cpus", cpus}, {"round_trips", p.round_trips}, {"samples", p.samples}};
+  r.params = {{"cpus", cpus},
+              {"round_trips", p.round_trips},
+              {"samples", p.samples},
+              {"warmup", harness::warmup_text(plan)}};
   nlohmann::json matrix = nlohmann::json::array();
   std::vector<double> medians;
   for (std::size_t i = 0; i < n; ++i) {
@@ -81,13 +90,11 @@ Result run_c2c(const C2cParams& p) {
   double sum = 0;
   for (double m : medians) sum += m;
   const Stats over = summarize(medians);
-  Row row;
-  row.variant = "one_way";
-  row.metric = "ns_one_way";
-  row.unit = "ns";
+  Row row = make_row("one_way", 0, "ns_one_way", "ns", {});
   row.stats = over;
   row.stats.reps = p.samples;  // samples per pair; median, min, max are over the pairs
-  row.extra = {{"mean", sum / static_cast<double>(medians.size())}, {"pairs", medians.size()}};
+  row.labels.mean = sum / static_cast<double>(medians.size());
+  row.labels.pairs = static_cast<int>(medians.size());
   r.rows.push_back(row);
   return r;
 }

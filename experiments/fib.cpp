@@ -1,5 +1,6 @@
 #include "weft/xp/fib.hpp"
 
+#include <array>
 #include <stdexcept>
 
 #include "peer_support.hpp"
@@ -9,11 +10,6 @@
 #include "weft/topo/topology.hpp"
 
 namespace weft::xp {
-
-const std::vector<std::string>& fib_variants() {
-  static const std::vector<std::string> names{"serial", "weft", "tbb"};
-  return names;
-}
 
 namespace {
 
@@ -45,50 +41,53 @@ std::int64_t fib_tbb(int n, int cutoff) {
 }
 #endif
 
-struct Unit {
-  std::string variant;
-  int threads = 0;
+struct Run {
+  int n = 0;
   int cutoff = 0;
-  bool available = true;
-  std::string note;
-  std::vector<double> seconds;
+  int threads = 0;
+  std::int64_t* value = nullptr;  // fib(n), for the check
 };
+using RunFn = double (*)(const Run&);
 
-// Returns seconds; the value goes to `out`.
-double run_unit(const Unit& u, int n, std::int64_t& out) {
-  if (u.variant == "serial") {
-    const std::int64_t t0 = wall_ns();
-    out = fib_serial(n);
-    return static_cast<double>(wall_ns() - t0) / 1e9;
-  }
-  if (u.variant == "weft") {
-    ThreadPool pool(PoolOptions{.workers = u.threads});
-    pool.post([] {});
-    pool.wait_idle();  // the workers are up
-    const std::int64_t t0 = wall_ns();
-    // get_remote: the root runs on a worker, as every other call does.
-    auto root = pool.submit([&] { return fib_weft(pool, n, u.cutoff); });
-    out = detail::get_remote(root);
-    return static_cast<double>(wall_ns() - t0) / 1e9;
-  }
-#ifdef WEFT_HAVE_TBB
-  if (u.variant == "tbb") {
-    TbbThreads limit(u.threads);
-    oneapi::tbb::task_arena arena(u.threads);  // this thread takes one of the slots
-    arena.initialize();
-    double s = 0;
-    arena.execute([&] {
-      const std::int64_t t0 = wall_ns();
-      out = fib_tbb(n, u.cutoff);
-      s = static_cast<double>(wall_ns() - t0) / 1e9;
-    });
-    return s;
-  }
-#endif
-  throw std::logic_error("fib: no runner for " + u.variant);
+double run_serial(const Run& r) {
+  const std::int64_t t0 = wall_ns();
+  *r.value = fib_serial(r.n);
+  return static_cast<double>(wall_ns() - t0) / 1e9;
 }
 
+double run_weft(const Run& r) {
+  ThreadPool pool(PoolOptions{.workers = r.threads});
+  pool.post([] {});
+  pool.wait_idle();  // the workers are up
+  const std::int64_t t0 = wall_ns();
+  // get_remote: the root runs on a worker, as every other call does.
+  auto root = pool.submit([&] { return fib_weft(pool, r.n, r.cutoff); });
+  *r.value = detail::get_remote(root);
+  return static_cast<double>(wall_ns() - t0) / 1e9;
+}
+
+#ifdef WEFT_HAVE_TBB
+double run_tbb(const Run& r) {
+  return in_tbb_arena(r.threads, [&] {
+    const std::int64_t t0 = wall_ns();
+    *r.value = fib_tbb(r.n, r.cutoff);
+    return static_cast<double>(wall_ns() - t0) / 1e9;
+  });
+}
+#endif
+
+const std::array<harness::Variant<RunFn>, 3> kVariants{{
+    {"serial", kBuiltIn, false, run_serial},
+    {"weft", kBuiltIn, true, run_weft},
+    {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
+}};
+
 }  // namespace
+
+const std::vector<std::string>& fib_variants() {
+  static const std::vector<std::string> names = harness::variant_names(kVariants);
+  return names;
+}
 
 std::int64_t fib_spawns(int n, int cutoff) {
   if (!spawns(n, cutoff)) return 0;
@@ -102,35 +101,29 @@ Result run_fib(const FibParams& p) {
   if (p.cutoff > 0) cutoffs.push_back(p.cutoff);
   const std::int64_t expected = fib_serial(p.n);
 
-  std::vector<Unit> units;
-  for (const std::string& v : p.variants) {
-    for (int c : cutoffs) {
-      if (v == "serial") {
-        if (c != 0) continue;  // the cutoff changes nothing serially
-        units.push_back(Unit{v, 0, 0, true, {}, {}});
-        continue;
-      }
-      for (int w : workers) {
-        Unit u{v, w, c, true, c > 0 ? "cutoff " + std::to_string(c) : std::string(), {}};
-        if (v == "tbb" && !kHaveTbb) {
-          u.available = false;
-          u.note = kTbbMissing;
-        }
-        units.push_back(std::move(u));
-      }
+  // Per cutoff, the variants at each thread count (serial once: a cutoff
+  // changes nothing there); cutoff_of[i] is units[i]'s.
+  std::vector<harness::Unit> units;
+  std::vector<int> cutoff_of;
+  for (int c : cutoffs) {
+    std::vector<std::string> chosen;
+    for (const std::string& v : p.variants)
+      if (c == 0 || v != "serial") chosen.push_back(v);
+    for (auto& u : harness::plan_units(kVariants, chosen, workers)) {
+      units.push_back(std::move(u));
+      cutoff_of.push_back(c);
     }
   }
-
-  interleave(p.reps, static_cast<int>(units.size()), [&](int i, int) {
-    Unit& u = units[static_cast<std::size_t>(i)];
-    if (!u.available) return;
+  const harness::PlanOptions plan{p.reps, true};
+  harness::run_units(units, plan, [&](const harness::Unit& u) {
+    const std::size_t i = static_cast<std::size_t>(&u - units.data());
     std::int64_t value = -1;
-    u.seconds.push_back(run_unit(u, p.n, value));
+    const double s = harness::variant(kVariants, u.variant).run(Run{p.n, cutoff_of[i], u.threads, &value});
     if (value != expected) {
       throw std::runtime_error("fib(" + std::to_string(p.n) + ") by " + u.variant + " gave " +
                                std::to_string(value) + ", expected " + std::to_string(expected));
     }
-    settle();
+    return s;
   });
 
   Result r;
@@ -138,33 +131,33 @@ Result run_fib(const FibParams& p) {
   r.params = {{"n", p.n},         {"cutoff", p.cutoff}, {"workers", workers},
               {"reps", p.reps},   {"variants", p.variants}, {"fib", expected},
               {"spawns_no_cutoff", fib_spawns(p.n, 0)},
-              {"tbb_threads", "arena of `threads` including the calling thread"}};
+              {"tbb_threads", "arena of `threads` including the calling thread"},
+              {"warmup", harness::warmup_text(plan)}};
   if (p.cutoff > 0) r.params["spawns_cutoff"] = fib_spawns(p.n, p.cutoff);
-  for (const Unit& u : units) {
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const harness::Unit& u = units[i];
     // serial: per call that would have spawned without a cutoff.
-    const std::int64_t spawned = fib_spawns(p.n, u.cutoff);
+    const std::int64_t spawned = fib_spawns(p.n, cutoff_of[i]);
     const double per = static_cast<double>(spawned > 0 ? spawned : 1);
-    Row ms;
-    ms.variant = u.variant;
-    ms.threads = u.threads;
-    ms.metric = "ms";
-    ms.unit = "ms";
-    ms.measured = u.available;
-    ms.note = u.note;
-    ms.extra = {{"cutoff", u.cutoff}, {"spawns", u.variant == "serial" ? 0 : spawned}};
-    std::vector<double> a, b;
-    for (double s : u.seconds) {
-      a.push_back(s * 1e3);
-      b.push_back(s * 1e9 / per);
+    std::vector<double> ms, ns;
+    for (double s : u.samples) {
+      ms.push_back(s * 1e3);
+      ns.push_back(s * 1e9 / per);
     }
-    ms.stats = summarize(std::move(a));
-    Row ns = ms;
-    ns.metric = "ns_per_task";
-    ns.unit = "ns";
-    ns.stats = summarize(std::move(b));
-    if (u.variant == "serial") ns.note = "per call that spawns in the parallel variants";
-    r.rows.push_back(std::move(ms));
-    r.rows.push_back(std::move(ns));
+    const std::string note = !u.runs() ? u.why_not
+                             : cutoff_of[i] > 0 ? "cutoff " + std::to_string(cutoff_of[i])
+                                                : std::string();
+    Row a = make_row(u.variant, u.threads, "ms", "ms", std::move(ms), u.why_not);
+    a.note = note;
+    a.labels.cutoff = cutoff_of[i];
+    a.labels.spawns = u.variant == "serial" ? 0 : spawned;
+    Row b = a;
+    b.metric = "ns_per_task";
+    b.unit = "ns";
+    b.stats = summarize(std::move(ns));
+    if (u.variant == "serial") b.note = "per call that spawns in the parallel variants";
+    r.rows.push_back(std::move(a));
+    r.rows.push_back(std::move(b));
   }
   return r;
 }

@@ -1,8 +1,8 @@
 #include "weft/xp/idle.hpp"
 
-#include <sys/wait.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdio>
@@ -16,6 +16,7 @@
 #include "article_pool.hpp"
 #include "peer_support.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/harness/process.hpp"
 #include "weft/topo/topology.hpp"
 
 #ifdef WEFT_HAVE_ASIO
@@ -24,11 +25,6 @@
 #endif
 
 namespace weft::xp {
-
-const std::vector<std::string>& idle_variants() {
-  static const std::vector<std::string> names{"baseline", "weft", "tbb", "asio-post", "article-pool"};
-  return names;
-}
 
 namespace {
 
@@ -91,40 +87,53 @@ class AsioHost final : public Host {
 };
 #endif
 
-std::unique_ptr<Host> make_host(const std::string& variant, int workers) {
-  if (variant == "baseline") return std::make_unique<InlineHost>();
-  if (variant == "weft") return std::make_unique<WeftHost>(workers);
-  if (variant == "article-pool") return std::make_unique<ArticleHost>(workers);
-#ifdef WEFT_HAVE_TBB
-  if (variant == "tbb") return std::make_unique<TbbHost>(workers);
-#endif
-#ifdef WEFT_HAVE_ASIO
-  if (variant == "asio-post") return std::make_unique<AsioHost>(workers);
-#endif
-  throw std::invalid_argument("idle: variant '" + variant + "' is not available");
+using MakeHost = std::unique_ptr<Host> (*)(int workers);
+
+template <class H>
+std::unique_ptr<Host> make(int workers) {
+  return std::make_unique<H>(workers);
 }
 
-bool available(const std::string& variant) {
-  if (variant == "tbb") return kHaveTbb;
-  if (variant == "asio-post") return kHaveAsio;
-  return true;
+const std::array<harness::Variant<MakeHost>, 5> kVariants{{
+    {"baseline", kBuiltIn, false, [](int) -> std::unique_ptr<Host> { return std::make_unique<InlineHost>(); }},
+    {"weft", kBuiltIn, true, make<WeftHost>},
+    {"tbb", kTbb, true, WEFT_XP_IF_TBB(make<TbbHost>)},
+    {"asio-post", kAsio, true, WEFT_XP_IF_ASIO(make<AsioHost>)},
+    {"article-pool", kBuiltIn, true, make<ArticleHost>},
+}};
+
+std::unique_ptr<Host> make_host(const std::string& variant, int workers) {
+  const auto& v = harness::variant(kVariants, variant);
+  if (v.run == nullptr) throw std::invalid_argument("idle: variant '" + variant + "' is " + v.peer.why_not());
+  return v.run(workers);
 }
 
 struct Done {
   std::atomic<std::int64_t> n{0};
-  // relaxed: the tasks have no results; the count only tells when they ran.
-  void bump() noexcept { n.fetch_add(1, std::memory_order_relaxed); }
+  // release: the task's latency sample is written before the count that
+  // tells the measuring thread it may read it.
+  void bump() noexcept { n.fetch_add(1, std::memory_order_release); }
   // Sleeps rather than spins: the spinning would be counted as the pool's.
-  // relaxed: as bump(); nothing the tasks wrote is read afterwards.
+  // acquire: pairs with bump(), so the samples of the counted tasks are seen.
   void wait_for(std::int64_t target) const {
-    while (n.load(std::memory_order_relaxed) < target) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    while (n.load(std::memory_order_acquire) < target) std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 };
 
 struct Sample {
   std::int64_t idle_cpu_ns = 0;
   std::int64_t tick_cpu_ns = 0;
+  std::int64_t start_median_ns = 0;  // post -> start of the task, over the tick phase's tasks
+  std::int64_t start_p99_ns = 0;
 };
+
+// The q-quantile (nearest rank) of `v`; reorders it.
+std::int64_t quantile(std::vector<std::int64_t>& v, double q) {
+  if (v.empty()) return 0;
+  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
 
 Sample measure(const std::string& variant, int workers, double seconds) {
   Sample s;
@@ -143,6 +152,8 @@ Sample measure(const std::string& variant, int workers, double seconds) {
     host->post([&done] { done.bump(); });
     done.wait_for(1);
     const std::int64_t ticks = static_cast<std::int64_t>(2 * seconds * 1e9) / kTickNs;
+    // Each task writes its own slot: how long it waited from post to start.
+    std::vector<std::int64_t> latency(static_cast<std::size_t>(ticks), 0);
     const std::int64_t cpu0 = process_cpu_ns();
     timespec next{};
     clock_gettime(CLOCK_MONOTONIC, &next);
@@ -154,10 +165,17 @@ Sample measure(const std::string& variant, int workers, double seconds) {
       }
       while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr) != 0) {
       }
-      host->post([&done] { done.bump(); });
+      std::int64_t* slot = &latency[static_cast<std::size_t>(k)];
+      const std::int64_t posted = wall_ns();
+      host->post([&done, slot, posted] {
+        *slot = wall_ns() - posted;
+        done.bump();
+      });
     }
     done.wait_for(ticks + 1);
     s.tick_cpu_ns = process_cpu_ns() - cpu0;
+    s.start_p99_ns = quantile(latency, 0.99);
+    s.start_median_ns = quantile(latency, 0.5);
   }
   return s;
 }
@@ -169,19 +187,12 @@ std::string spec_of(const std::string& variant, int workers, double seconds) {
 }
 
 Sample measure_in_child(const std::string& exe, const std::string& spec) {
-  // Neither holds a quote: the path is our own binary's, the spec our own.
-  const std::string cmd = "'" + exe + "' idle --internal-child '" + spec + "'";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) throw std::runtime_error("idle: cannot start " + cmd);
-  std::string out;
-  std::array<char, 512> buf{};
-  std::size_t got;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
-  const int status = pclose(p);
+  const harness::ChildResult c = harness::spawn({exe, "idle", "--internal-child", spec});
   Sample s;
-  std::istringstream in(out);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !(in >> s.idle_cpu_ns >> s.tick_cpu_ns))
-    throw std::runtime_error("idle: the measurement '" + spec + "' failed: " + out);
+  std::istringstream in(c.out);
+  if (!c.ok() || !(in >> s.idle_cpu_ns >> s.tick_cpu_ns >> s.start_median_ns >> s.start_p99_ns))
+    throw std::runtime_error("idle: the measurement '" + spec + "' failed (" + c.describe() +
+                             "): " + harness::last_line(c.err.empty() ? c.out : c.err));
   return s;
 }
 
@@ -197,24 +208,38 @@ int run_idle_child(const std::string& spec) {
       !(seconds > 0))
     throw std::invalid_argument("idle: bad internal spec '" + spec + "'");
   const Sample s = measure(variant, workers, seconds);
-  std::printf("%lld %lld\n", static_cast<long long>(s.idle_cpu_ns), static_cast<long long>(s.tick_cpu_ns));
+  std::printf("%lld %lld %lld %lld\n", static_cast<long long>(s.idle_cpu_ns), static_cast<long long>(s.tick_cpu_ns),
+              static_cast<long long>(s.start_median_ns), static_cast<long long>(s.start_p99_ns));
   return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+const std::vector<std::string>& idle_variants() {
+  static const std::vector<std::string> names = harness::variant_names(kVariants);
+  return names;
 }
 
 Result run_idle(const IdleParams& p) {
   const int workers = p.workers > 0 ? p.workers : available_parallelism();
   std::string exe = p.child_exe;
-  if (exe == "/proc/self/exe") exe = std::filesystem::read_symlink(exe).string();  // the shell would see itself
-  const std::size_t nv = p.variants.size();
-  std::vector<std::vector<double>> idle(nv), tick(nv);
-  interleave(p.reps, static_cast<int>(nv), [&](int i, int) {
-    const std::string& v = p.variants[static_cast<std::size_t>(i)];
-    if (!available(v)) return;
-    const Sample s = exe.empty() ? measure(v, workers, p.seconds) : measure_in_child(exe, spec_of(v, workers, p.seconds));
+  if (exe == "/proc/self/exe") exe = std::filesystem::read_symlink(exe).string();
+  std::vector<harness::Unit> units = harness::plan_units(kVariants, p.variants, {workers});
+  // Per unit, besides the idle figure in its samples: the tick phase's CPU,
+  // and its start latencies (median and p99 of each run, us).
+  std::vector<std::vector<double>> tick(units.size()), start_median(units.size()), start_p99(units.size());
+  const harness::PlanOptions plan{p.reps, true};
+  harness::interleave(plan, static_cast<int>(units.size()), [&](int k, bool recorded) {
+    const auto i = static_cast<std::size_t>(k);
+    harness::Unit& u = units[i];
+    if (!u.runs()) return;
+    const Sample s = exe.empty() ? measure(u.variant, workers, p.seconds)
+                                 : measure_in_child(exe, spec_of(u.variant, workers, p.seconds));
+    harness::settle();
+    if (!recorded) return;
     // Scaled to the metric's nominal duration: --seconds may shorten the run.
-    idle[static_cast<std::size_t>(i)].push_back(static_cast<double>(s.idle_cpu_ns) / 1e6 / p.seconds);
-    tick[static_cast<std::size_t>(i)].push_back(static_cast<double>(s.tick_cpu_ns) / 1e6 / p.seconds);
-    settle();
+    u.samples.push_back(static_cast<double>(s.idle_cpu_ns) / 1e6 / p.seconds);
+    tick[i].push_back(static_cast<double>(s.tick_cpu_ns) / 1e6 / p.seconds);
+    start_median[i].push_back(static_cast<double>(s.start_median_ns) / 1e3);
+    start_p99[i].push_back(static_cast<double>(s.start_p99_ns) / 1e3);
   });
 
   Result r;
@@ -226,26 +251,22 @@ Result run_idle(const IdleParams& p) {
               {"reps", p.reps},
               {"variants", p.variants},
               {"isolation", exe.empty() ? "in process" : "a child process per measurement"},
-              {"scaled_to", "idle: 1 s, tick: 2 s"}};
-  for (std::size_t v = 0; v < nv; ++v) {
-    const std::string& name = p.variants[v];
-    Row a;
-    a.variant = name;
-    a.threads = name == "baseline" ? 0 : workers;
-    a.metric = "cpu_ms_idle_1s";
-    a.unit = "ms";
-    a.measured = available(name);
-    if (!a.measured) a.note = name == "tbb" ? kTbbMissing : kAsioMissing;
-    a.stats = summarize(idle[v]);
-    Row b = a;
-    b.metric = "cpu_ms_tick_2s";
-    b.stats = summarize(tick[v]);
-    if (a.measured && name == "baseline") {
+              {"scaled_to", "idle: 1 s, tick: 2 s"},
+              {"start_latency", "post to the start of the task, over the tick phase's tasks"},
+              {"warmup", harness::warmup_text(plan)}};
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const harness::Unit& u = units[i];
+    const bool baseline = u.variant == "baseline";
+    Row a = make_row(u.variant, u.threads, "cpu_ms_idle_1s", "ms", u.samples, u.why_not);
+    Row b = make_row(u.variant, u.threads, "cpu_ms_tick_2s", "ms", std::move(tick[i]), u.why_not);
+    Row c = make_row(u.variant, u.threads, "start_latency_us", "us", std::move(start_median[i]), u.why_not);
+    Row d = make_row(u.variant, u.threads, "start_latency_p99_us", "us", std::move(start_p99[i]), u.why_not);
+    if (u.runs() && baseline) {
       a.note = "the measuring thread asleep, no pool";
       b.note = "the ticking thread runs each task itself";
+      c.note = d.note = "run in place: no hand-off to wait for";
     }
-    r.rows.push_back(std::move(a));
-    r.rows.push_back(std::move(b));
+    for (Row* row : {&a, &b, &c, &d}) r.rows.push_back(std::move(*row));
   }
   return r;
 }

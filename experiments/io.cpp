@@ -1,3 +1,4 @@
+#include "weft/harness/run.hpp"
 #include "weft/xp/io.hpp"
 
 #include <fcntl.h>
@@ -317,16 +318,13 @@ void verify_copy(const std::string& src, const std::string& dst, const std::stri
 double timed_copies(CopyFn copy, int n, const std::vector<std::string>& src, const std::vector<std::string>& dst) {
   for (int i = 0; i < n; ++i) ::unlink(dst[static_cast<std::size_t>(i)].c_str());
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
+  harness::StartGate gate(n);
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
       const auto k = static_cast<std::size_t>(i);
-      ready.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count; `go` orders the start
-      // acquire: pairs with the release below, so no copy starts before it.
-      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+      gate.arrive_and_wait();
       try {
         copy(src[k], dst[k]);
       } catch (...) {
@@ -334,10 +332,8 @@ double timed_copies(CopyFn copy, int n, const std::vector<std::string>& src, con
       }
     });
   }
-  // relaxed: a start count only; the threads' start is ordered by what follows.
-  while (ready.load(std::memory_order_relaxed) < n) std::this_thread::yield();
   const std::int64_t t0 = wall_ns();
-  go.store(true, std::memory_order_release);  // release: see the acquire above
+  gate.open_when_ready();
   for (auto& t : threads) t.join();
   const std::int64_t t1 = wall_ns();
   for (auto& e : errors)
@@ -385,7 +381,9 @@ Result run_io(const IoParams& p) {
   std::vector<Job> jobs;
   for (int n : threads)
     for (const auto& v : p.variants) jobs.push_back(Job{v, n, {}, {}});
-  interleave(p.reps, static_cast<int>(jobs.size()), [&](int k, int) {
+  const harness::PlanOptions plan{p.reps, true};
+  r.params["warmup"] = harness::warmup_text(plan);
+  harness::interleave(plan, static_cast<int>(jobs.size()), [&](int k, bool recorded) {
     Job& job = jobs[static_cast<std::size_t>(k)];
     if (!job.unsupported.empty()) return;
     double seconds = 0;
@@ -399,43 +397,23 @@ Result run_io(const IoParams& p) {
       verify_copy(src[static_cast<std::size_t>(i)], dst[static_cast<std::size_t>(i)], job.variant);
       ::unlink(dst[static_cast<std::size_t>(i)].c_str());
     }
-    job.mb_per_s.push_back(static_cast<double>(p.size_bytes) * job.threads / 1e6 / seconds);
+    if (recorded) job.mb_per_s.push_back(static_cast<double>(p.size_bytes) * job.threads / 1e6 / seconds);
   });
 
-  for (const auto& job : jobs) {
-    Row row;
-    row.variant = job.variant;
-    row.threads = job.threads;
-    row.metric = "mb_per_s";
-    row.unit = "MB/s";
-    if (job.unsupported.empty()) {
-      row.stats = summarize(job.mb_per_s);
-    } else {
-      row.measured = false;
-      row.note = job.unsupported;
-    }
-    r.rows.push_back(std::move(row));
-  }
+  for (const auto& job : jobs)
+    r.rows.push_back(make_row(job.variant, job.threads, "mb_per_s", "MB/s", job.mb_per_s, job.unsupported));
 
-  auto median_of = [&](const std::string& v, int n) -> double {
-    for (const auto& row : r.rows)
-      if (row.variant == v && row.threads == n && row.measured) return row.stats.median;
-    return 0;
-  };
   nlohmann::json ratios = nlohmann::json::array();
-  auto add_ratio = [&](const std::string& what, double num, double den, const std::string& goal) {
-    if (num > 0 && den > 0) ratios.push_back({{"what", what}, {"value", num / den}, {"goal", goal}});
-  };
   for (int n : threads) {
     const std::string at = n == 1 ? ", 1 copy" : ", " + std::to_string(n) + " concurrent copies";
-    add_ratio("weft-bytes speed-up over fgetc/fputc" + at, median_of("weft-bytes", n), median_of("fgetc", n),
-              ">= 15");
-    add_ratio("weft-bytes speed-up over getc_unlocked" + at, median_of("weft-bytes", n),
-              median_of("getc_unlocked", n), ">= 2.5");
-    add_ratio("weft-bytes speed-up over iostream" + at, median_of("weft-bytes", n), median_of("iostream", n), "");
-    add_ratio("weft-blocks / copy_file_range" + at, median_of("weft-blocks", n), median_of("copy_file_range", n),
-              ">= 0.8");
-    add_ratio("weft-blocks / read-write-64k" + at, median_of("weft-blocks", n), median_of("read-write-64k", n), "");
+    const auto over = [&](const char* a, const char* b) {
+      return ratio(r, Key(a, "mb_per_s", n), Key(b, "mb_per_s", n));
+    };
+    add_ratio(ratios, "weft-bytes speed-up over fgetc/fputc" + at, over("weft-bytes", "fgetc"), ">= 15");
+    add_ratio(ratios, "weft-bytes speed-up over getc_unlocked" + at, over("weft-bytes", "getc_unlocked"), ">= 2.5");
+    add_ratio(ratios, "weft-bytes speed-up over iostream" + at, over("weft-bytes", "iostream"), "");
+    add_ratio(ratios, "weft-blocks / copy_file_range" + at, over("weft-blocks", "copy_file_range"), ">= 0.8");
+    add_ratio(ratios, "weft-blocks / read-write-64k" + at, over("weft-blocks", "read-write-64k"), "");
   }
   r.extra["ratios"] = ratios;
   r.published = published("003_ders");
@@ -444,9 +422,9 @@ Result run_io(const IoParams& p) {
   r.notes.push_back("mb_per_s = threads x size / wall time of the concurrent copies (MB = 10^6 bytes); files "
                     "are in the page cache (sources just written, copies unlinked before each run and compared "
                     "with their source after it)");
-  const int cpus = available_parallelism();
-  if (max_threads > cpus)
-    r.notes.push_back("more concurrent copies than available CPUs (" + std::to_string(cpus) + ")");
+  if (auto note = harness::oversubscribed_note("concurrent copies", max_threads, "they take turns on the CPUs");
+      !note.empty())
+    r.notes.push_back(std::move(note));
   return r;
 }
 

@@ -1,11 +1,11 @@
-// What the pool experiments share about their peers (oneTBB, Boost.Asio):
-// whether each was built in, the note a row carries when it was not, and
-// how a oneTBB run gets the thread count it asks for.
+// The peers the pool experiments compare against (oneTBB, Boost.Asio):
+// whether each was built in (a variant table's Peer), and how a oneTBB run
+// gets the thread count it asks for.
 #pragma once
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
+
+#include "weft/harness/run.hpp"
 
 #ifdef WEFT_HAVE_TBB
 #include <oneapi/tbb/global_control.h>
@@ -27,12 +27,22 @@ inline constexpr bool kHaveAsio = true;
 inline constexpr bool kHaveAsio = false;
 #endif
 
-inline constexpr const char* kTbbMissing = "not built: libtbb-dev missing";
-inline constexpr const char* kAsioMissing = "not built: libboost-dev missing";
+inline constexpr harness::Peer kBuiltIn{};
+inline constexpr harness::Peer kTbb{"libtbb-dev", kHaveTbb};
+inline constexpr harness::Peer kAsio{"libboost-dev", kHaveAsio};
 
-// Between two timed runs: the previous variant's threads (oneTBB's workers
-// spin for a while after their arena empties) must not eat into the next.
-inline void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }
+// A variant table's runner that exists only where its peer was built: the
+// runner where it was, null where it was not.
+#ifdef WEFT_HAVE_TBB
+#define WEFT_XP_IF_TBB(runner) runner
+#else
+#define WEFT_XP_IF_TBB(runner) nullptr
+#endif
+#ifdef WEFT_HAVE_ASIO
+#define WEFT_XP_IF_ASIO(runner) runner
+#else
+#define WEFT_XP_IF_ASIO(runner) nullptr
+#endif
 
 #ifdef WEFT_HAVE_TBB
 // oneTBB caps its workers at the machine's parallelism unless told
@@ -47,6 +57,18 @@ class TbbThreads {
  private:
   oneapi::tbb::global_control control_;
 };
+
+// Runs `timed` (which returns seconds) in an arena of `threads` slots, this
+// thread taking one of them, as weft's pool counts the caller's help.
+template <class F>
+double in_tbb_arena(int threads, F&& timed) {
+  TbbThreads limit(threads);
+  oneapi::tbb::task_arena arena(threads);
+  arena.initialize();
+  double s = 0;
+  arena.execute([&] { s = timed(); });
+  return s;
+}
 #endif
 
 }  // namespace weft::xp

@@ -1,6 +1,7 @@
 #include "weft/xp/pfor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -15,11 +16,6 @@
 #endif
 
 namespace weft::xp {
-
-const std::vector<std::string>& pfor_variants() {
-  static const std::vector<std::string> names{"serial", "weft", "tbb"};
-  return names;
-}
 
 namespace {
 
@@ -48,15 +44,6 @@ std::uint64_t calibrate_spin(int ns) {
   const double per_iter = static_cast<double>(best) / static_cast<double>(kProbe);
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ns / per_iter));
 }
-
-struct Unit {
-  std::string workload;  // spin, sum
-  std::string variant;
-  int threads = 0;
-  bool available = true;
-  std::string note;
-  std::vector<double> seconds;
-};
 
 struct Inputs {
   std::uint64_t spin_iters = 0;
@@ -95,39 +82,52 @@ double time_sum(const PforParams& p, const Inputs& in, ForEach&& for_each) {
   return s;
 }
 
+struct Run {
+  const PforParams* p = nullptr;
+  const Inputs* in = nullptr;
+  bool spin = true;  // the workload: spin items, or the sum
+  int threads = 0;
+};
+using RunFn = double (*)(const Run&);
+
 template <class ForEach>
-double time_workload(const Unit& u, const PforParams& p, const Inputs& in, ForEach&& for_each) {
-  return u.workload == "spin" ? time_spin(p, in, for_each) : time_sum(p, in, for_each);
+double time_workload(const Run& r, ForEach&& for_each) {
+  return r.spin ? time_spin(*r.p, *r.in, for_each) : time_sum(*r.p, *r.in, for_each);
 }
 
-double run_unit(const Unit& u, const PforParams& p, const Inputs& in) {
-  if (u.variant == "serial") {
-    return time_workload(u, p, in, [](int n, const auto& f) {
-      for (int i = 0; i < n; ++i) f(i);
-    });
-  }
-  if (u.variant == "weft") {
-    ThreadPool pool(PoolOptions{.workers = u.threads});
-    pool.post([] {});
-    pool.wait_idle();  // the workers are up
-    return time_workload(u, p, in, [&pool](int n, const auto& f) { parallel_for(pool, 0, n, f); });
-  }
-#ifdef WEFT_HAVE_TBB
-  if (u.variant == "tbb") {
-    TbbThreads limit(u.threads);
-    oneapi::tbb::task_arena arena(u.threads);  // this thread takes one of the slots
-    arena.initialize();
-    double s = 0;
-    arena.execute([&] {
-      s = time_workload(u, p, in, [](int n, const auto& f) { oneapi::tbb::parallel_for(0, n, f); });
-    });
-    return s;
-  }
-#endif
-  throw std::logic_error("pfor: no runner for " + u.variant);
+double run_serial(const Run& r) {
+  return time_workload(r, [](int n, const auto& f) {
+    for (int i = 0; i < n; ++i) f(i);
+  });
 }
+
+double run_weft(const Run& r) {
+  ThreadPool pool(PoolOptions{.workers = r.threads});
+  pool.post([] {});
+  pool.wait_idle();  // the workers are up
+  return time_workload(r, [&pool](int n, const auto& f) { parallel_for(pool, 0, n, f); });
+}
+
+#ifdef WEFT_HAVE_TBB
+double run_tbb(const Run& r) {
+  return in_tbb_arena(r.threads, [&] {
+    return time_workload(r, [](int n, const auto& f) { oneapi::tbb::parallel_for(0, n, f); });
+  });
+}
+#endif
+
+const std::array<harness::Variant<RunFn>, 3> kVariants{{
+    {"serial", kBuiltIn, false, run_serial},
+    {"weft", kBuiltIn, true, run_weft},
+    {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
+}};
 
 }  // namespace
+
+const std::vector<std::string>& pfor_variants() {
+  static const std::vector<std::string> names = harness::variant_names(kVariants);
+  return names;
+}
 
 Result run_pfor(const PforParams& p) {
   const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;
@@ -137,29 +137,19 @@ Result run_pfor(const PforParams& p) {
   for (std::size_t i = 0; i < in.data.size(); ++i) in.data[i] = static_cast<std::uint32_t>((i * 2654435761u) >> 7);
   in.expected_sum = std::accumulate(in.data.begin(), in.data.end(), std::uint64_t{0});
 
-  std::vector<Unit> units;
-  for (const char* workload : {"spin", "sum"}) {
-    for (const std::string& v : p.variants) {
-      if (v == "serial") {
-        units.push_back(Unit{workload, v, 0, true, {}, {}});
-        continue;
-      }
-      for (int w : workers) {
-        Unit u{workload, v, w, true, {}, {}};
-        if (v == "tbb" && !kHaveTbb) {
-          u.available = false;
-          u.note = kTbbMissing;
-        }
-        units.push_back(std::move(u));
-      }
+  // Per workload, the variants at each thread count; spin_of[i] is units[i]'s.
+  std::vector<harness::Unit> units;
+  std::vector<bool> spin_of;
+  for (const bool spin_workload : {true, false}) {
+    for (auto& u : harness::plan_units(kVariants, p.variants, workers)) {
+      units.push_back(std::move(u));
+      spin_of.push_back(spin_workload);
     }
   }
-
-  interleave(p.reps, static_cast<int>(units.size()), [&](int i, int) {
-    Unit& u = units[static_cast<std::size_t>(i)];
-    if (!u.available) return;
-    u.seconds.push_back(run_unit(u, p, in));
-    settle();
+  const harness::PlanOptions plan{p.reps, true};
+  harness::run_units(units, plan, [&](const harness::Unit& u) {
+    const std::size_t i = static_cast<std::size_t>(&u - units.data());
+    return harness::variant(kVariants, u.variant).run(Run{&p, &in, spin_of[i], u.threads});
   });
 
   Result r;
@@ -169,37 +159,32 @@ Result run_pfor(const PforParams& p) {
               {"sum_n", p.sum_n},         {"sum_block", p.sum_block}, {"workers", workers},
               {"reps", p.reps},           {"variants", p.variants},
               {"grain", "default (weft: ~8 chunks per worker; tbb: auto_partitioner)"},
-              {"tbb_threads", "arena of `threads` including the calling thread"}};
+              {"tbb_threads", "arena of `threads` including the calling thread"},
+              {"warmup", harness::warmup_text(plan)}};
   const std::int64_t spin_items = static_cast<std::int64_t>(p.rounds) * p.items;
-  for (const Unit& u : units) {
-    const bool is_spin = u.workload == "spin";
-    const double items = static_cast<double>(is_spin ? spin_items : p.sum_n);
-    Row ms;
-    ms.variant = u.variant;
-    ms.threads = u.threads;
-    ms.metric = "ms";
-    ms.unit = "ms";
-    ms.measured = u.available;
-    ms.extra = {{"workload", u.workload}, {"items", is_spin ? spin_items : p.sum_n}};
-    if (!u.note.empty()) {
-      ms.note = u.note;
-    } else {
-      ms.note = is_spin ? std::to_string(p.rounds) + " x " + std::to_string(p.items) + " items of ~" +
-                              std::to_string(p.work_ns) + " ns"
-                        : "sum of " + std::to_string(p.sum_n) + " ints";
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const harness::Unit& u = units[i];
+    const bool is_spin = spin_of[i];
+    const std::int64_t items = is_spin ? spin_items : p.sum_n;
+    std::vector<double> ms, ns;
+    for (double s : u.samples) {
+      ms.push_back(s * 1e3);
+      ns.push_back(s * 1e9 / static_cast<double>(items));
     }
-    std::vector<double> a, b;
-    for (double s : u.seconds) {
-      a.push_back(s * 1e3);
-      b.push_back(s * 1e9 / items);
+    Row a = make_row(u.variant, u.threads, "ms", "ms", std::move(ms), u.why_not);
+    a.labels.workload = is_spin ? "spin" : "sum";
+    a.labels.items = items;
+    if (u.runs()) {
+      a.note = is_spin ? std::to_string(p.rounds) + " x " + std::to_string(p.items) + " items of ~" +
+                             std::to_string(p.work_ns) + " ns"
+                       : "sum of " + std::to_string(p.sum_n) + " ints";
     }
-    ms.stats = summarize(std::move(a));
-    Row ns = ms;
-    ns.metric = "ns_per_task";
-    ns.unit = "ns";
-    ns.stats = summarize(std::move(b));
-    r.rows.push_back(std::move(ms));
-    r.rows.push_back(std::move(ns));
+    Row b = a;
+    b.metric = "ns_per_task";
+    b.unit = "ns";
+    b.stats = summarize(std::move(ns));
+    r.rows.push_back(std::move(a));
+    r.rows.push_back(std::move(b));
   }
   return r;
 }

@@ -24,6 +24,79 @@ Stats summarize(std::vector<double> samples) {
   return s;
 }
 
+namespace {
+
+template <class T>
+void put(nlohmann::json& o, const char* key, const std::optional<T>& v) {
+  if (v) o[key] = *v;
+}
+
+void add_labels(nlohmann::json& o, const Labels& l) {
+  put(o, "mode", l.mode);
+  put(o, "workload", l.workload);
+  put(o, "granularity", l.granularity);
+  put(o, "cutoff", l.cutoff);
+  put(o, "tasks", l.tasks);
+  put(o, "hops", l.hops);
+  put(o, "items", l.items);
+  put(o, "spawns", l.spawns);
+  put(o, "item_us", l.item_us);
+  put(o, "stopped_reps", l.stopped_reps);
+  put(o, "work_fraction_min", l.work_fraction_min);
+  put(o, "mean", l.mean);
+  put(o, "pairs", l.pairs);
+  put(o, "cpus", l.cpus);
+}
+
+template <class T, class U>
+bool matches(const std::optional<T>& want, const std::optional<U>& have) {
+  return !want || (have && *have == *want);
+}
+
+}  // namespace
+
+const Row* find(const Result& r, const Key& k) {
+  for (const Row& row : r.rows) {
+    if (row.variant != k.variant || row.metric != k.metric) continue;
+    if (k.threads && row.threads != *k.threads) continue;
+    if (matches(k.mode_, row.labels.mode) && matches(k.workload_, row.labels.workload) &&
+        matches(k.granularity_, row.labels.granularity) && matches(k.cutoff_, row.labels.cutoff))
+      return &row;
+  }
+  return nullptr;
+}
+
+std::optional<double> median(const Result& r, const Key& key) {
+  const Row* row = find(r, key);
+  if (row == nullptr || !row->measured || row->stats.reps == 0) return std::nullopt;
+  return row->stats.median;
+}
+
+std::optional<double> ratio(const Result& r, const Key& a, const Key& b) {
+  const auto x = median(r, a);
+  const auto y = median(r, b);
+  if (!x || !y || *y == 0) return std::nullopt;
+  return *x / *y;
+}
+
+void add_ratio(nlohmann::json& ratios, const std::string& what, std::optional<double> value,
+               const std::string& goal) {
+  if (value && *value > 0) ratios.push_back({{"what", what}, {"value", *value}, {"goal", goal}});
+}
+
+Row make_row(std::string variant, int threads, std::string metric, std::string unit, std::vector<double> samples,
+             std::string why_not) {
+  Row row;
+  row.variant = std::move(variant);
+  row.threads = threads;
+  row.metric = std::move(metric);
+  row.unit = std::move(unit);
+  row.measured = why_not.empty();
+  row.note = std::move(why_not);
+  row.stats = summarize(std::move(samples));
+  return row;
+}
+
 nlohmann::json to_json(const Result& r) {
   nlohmann::json j;
   j["experiment"] = r.experiment;
@@ -48,7 +121,7 @@ nlohmann::json to_json(const Result& r) {
     }
     o["reps"] = row.stats.reps;
     if (!row.note.empty()) o["note"] = row.note;
-    for (auto it = row.extra.begin(); it != row.extra.end(); ++it) o[it.key()] = it.value();
+    add_labels(o, row.labels);
     rows.push_back(std::move(o));
   }
   j["results"] = std::move(rows);
@@ -78,9 +151,14 @@ nlohmann::json machine_context() {
   return m;
 }
 
-const nlohmann::json& published(const std::string& key) {
+const nlohmann::json& published_all() {
   static const nlohmann::json all = nlohmann::json::parse(detail::kPublishedJson);
+  return all;
+}
+
+const nlohmann::json& published(const std::string& key) {
   static const nlohmann::json null_value = nullptr;
+  const nlohmann::json& all = published_all();
   auto it = all.find(key);
   return it == all.end() ? null_value : *it;
 }

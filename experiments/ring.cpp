@@ -1,5 +1,6 @@
 #include "weft/xp/ring.hpp"
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -9,28 +10,18 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/sync/futex.hpp"
+#include "weft/harness/run.hpp"
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/topo/affinity.hpp"
 
 namespace weft::xp {
 
-const std::vector<std::string>& ring_flags() {
-  static const std::vector<std::string> names{"condvar", "seq_cst",  "release", "pause",
-                                              "atomic_wait", "futex", "weft"};
-  return names;
-}
-
 namespace {
 
-// Raised by the coordinator when a run exceeds its time limit. Spinning
-// flags poll it every kStopPollMask+1 polls; sleeping flags are woken by
-// having their flag raised, and then see it.
-struct Stop {
-  alignas(detail::kCacheLine) std::atomic<bool> flag{false};
-  // relaxed: a hint to quit early; the coordinator joins the threads.
-  bool requested() const noexcept { return flag.load(std::memory_order_relaxed); }
-};
+// Spinning flags poll the stop flag every kStopPollMask+1 polls; sleeping
+// flags are woken by having their flag raised, and then see it.
+using Stop = harness::StopFlag;
 constexpr unsigned kStopPollMask = 1023;
 
 // Each flag type: wait() returns true when the flag was raised, false when
@@ -140,17 +131,16 @@ RunOutcome run_once(int n, std::int64_t hops, const std::vector<int>& cpus, doub
   auto slots = std::make_unique<Slot[]>(static_cast<std::size_t>(n));
   Stop stop;
   std::vector<std::int64_t> done(static_cast<std::size_t>(n), 0);
-  std::atomic<int> ready{0};
+  harness::StartGate gate(n);
   std::atomic<int> running{n};
-  Event go, finished;
+  Event finished;
 
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
       if (!cpus.empty()) pin_this_thread(cpus[static_cast<std::size_t>(i) % cpus.size()]);
-      ready.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count; `go` orders the start
-      go.wait();
+      gate.arrive_and_wait();
       Flag& mine = slots[static_cast<std::size_t>(i)].flag;
       Flag& next = slots[static_cast<std::size_t>((i + 1) % n)].flag;
       std::int64_t count = 0;
@@ -165,16 +155,14 @@ RunOutcome run_once(int n, std::int64_t hops, const std::vector<int>& cpus, doub
       if (running.fetch_sub(1, std::memory_order_acq_rel) == 1) finished.set();
     });
   }
-  // relaxed: a start count only; the threads' start is ordered by what follows.
-  while (ready.load(std::memory_order_relaxed) < n) std::this_thread::yield();
-  go.set();
+  gate.open_when_ready();
   const std::int64_t cpu0 = process_cpu_ns();
   const std::int64_t t0 = wall_ns();
   slots[0].flag.raise();
   bool stopped = false;
   if (!finished.wait_for(std::chrono::nanoseconds(static_cast<std::int64_t>(limit_s * 1e9)))) {
     stopped = true;
-    stop.flag.store(true, std::memory_order_relaxed);  // relaxed: see Stop
+    stop.request();
     for (int i = 0; i < n; ++i) slots[static_cast<std::size_t>(i)].flag.raise();  // wake sleepers
     finished.wait();
   }
@@ -189,23 +177,30 @@ RunOutcome run_once(int n, std::int64_t hops, const std::vector<int>& cpus, doub
   return o;
 }
 
-RunOutcome run_flag(const std::string& flag, int n, std::int64_t hops, const std::vector<int>& cpus,
-                    double limit_s) {
-  if (flag == "condvar") return run_once<CondvarFlag>(n, hops, cpus, limit_s);
-  if (flag == "seq_cst") return run_once<SeqCstFlag>(n, hops, cpus, limit_s);
-  if (flag == "release") return run_once<ReleaseFlag<false>>(n, hops, cpus, limit_s);
-  if (flag == "pause") return run_once<ReleaseFlag<true>>(n, hops, cpus, limit_s);
-  if (flag == "atomic_wait") return run_once<AtomicWaitFlag>(n, hops, cpus, limit_s);
-  if (flag == "futex") return run_once<FutexFlag>(n, hops, cpus, limit_s);
-  if (flag == "weft") return run_once<WeftFlag>(n, hops, cpus, limit_s);
-  throw std::invalid_argument("unknown ring flag '" + flag + "'");
-}
+using RunFn = RunOutcome (*)(int n, std::int64_t hops, const std::vector<int>& cpus, double limit_s);
 
-bool sleeps(const std::string& flag) {
-  return flag == "condvar" || flag == "atomic_wait" || flag == "futex";
-}
+// Sleeping flags get fewer hops by default: each hop is a system call.
+struct FlagVariant {
+  std::string_view name;
+  bool sleeps;
+  RunFn run;
+};
+constexpr std::array<FlagVariant, 7> kFlags{{
+    {"condvar", true, run_once<CondvarFlag>},
+    {"seq_cst", false, run_once<SeqCstFlag>},
+    {"release", false, run_once<ReleaseFlag<false>>},
+    {"pause", false, run_once<ReleaseFlag<true>>},
+    {"atomic_wait", true, run_once<AtomicWaitFlag>},
+    {"futex", true, run_once<FutexFlag>},
+    {"weft", false, run_once<WeftFlag>},
+}};
 
 }  // namespace
+
+const std::vector<std::string>& ring_flags() {
+  static const std::vector<std::string> names = harness::variant_names(kFlags);
+  return names;
+}
 
 Result run_ring(const RingParams& p) {
   Result r;
@@ -220,11 +215,14 @@ Result run_ring(const RingParams& p) {
   std::vector<double> worst_stop(nf, 0);
   std::vector<std::int64_t> hops_used(nf, 0);
 
-  interleave(p.reps, static_cast<int>(nf), [&](int v, int) {
-    const std::string& flag = p.flags[static_cast<std::size_t>(v)];
-    const std::int64_t hops = p.hops > 0 ? p.hops : (sleeps(flag) ? 50'000 : 500'000);
+  const harness::PlanOptions plan{p.reps, true};
+  r.params["warmup"] = harness::warmup_text(plan);
+  harness::interleave(plan, static_cast<int>(nf), [&](int v, bool recorded) {
+    const FlagVariant& flag = harness::variant(kFlags, p.flags[static_cast<std::size_t>(v)]);
+    const std::int64_t hops = p.hops > 0 ? p.hops : (flag.sleeps ? 50'000 : 500'000);
     hops_used[static_cast<std::size_t>(v)] = hops;
-    const RunOutcome o = run_flag(flag, p.threads, hops, cpus, p.time_limit_s);
+    const RunOutcome o = flag.run(p.threads, hops, cpus, p.time_limit_s);
+    if (!recorded) return;
     const double h = static_cast<double>(o.hops_done > 0 ? o.hops_done : 1);
     ns[static_cast<std::size_t>(v)].push_back(o.seconds * 1e9 / h);
     cpu_ns[static_cast<std::size_t>(v)].push_back(o.cpu_seconds * 1e9 / h);
@@ -237,14 +235,9 @@ Result run_ring(const RingParams& p) {
       note = "stopped after " + std::to_string(static_cast<int>(worst_stop[v] + 0.5)) +
              " s (time limit; rate of the hops done)";
     }
-    Row a;
-    a.variant = p.flags[v];
-    a.threads = p.threads;
-    a.metric = "ns_per_hop";
-    a.unit = "ns";
-    a.stats = summarize(ns[v]);
+    Row a = make_row(p.flags[v], p.threads, "ns_per_hop", "ns", ns[v]);
     a.note = note;
-    a.extra = {{"hops", hops_used[v]}};
+    a.labels.hops = hops_used[v];
     Row b = a;
     b.metric = "cpu_ns_per_hop";
     b.stats = summarize(cpu_ns[v]);
@@ -252,12 +245,10 @@ Result run_ring(const RingParams& p) {
     r.rows.push_back(std::move(b));
   }
   r.published = published("000_ring_latency");
-  const int cpus_allowed = Topology::instance().allowed().count();
-  if (p.threads > cpus_allowed) {
-    r.notes.push_back("more threads (" + std::to_string(p.threads) + ") than allowed CPUs (" +
-                      std::to_string(cpus_allowed) +
-                      "): spinning flags wait for the scheduler to run the thread holding the token");
-  }
+  if (auto note = harness::oversubscribed_note(
+          "threads", p.threads, "spinning flags wait for the scheduler to run the thread holding the token");
+      !note.empty())
+    r.notes.push_back(std::move(note));
   return r;
 }
 

@@ -3,13 +3,12 @@
 #include <unistd.h>
 
 #include <array>
-#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <memory>
 #include <thread>
 
-#include "weft/sync/event.hpp"
+#include "weft/harness/run.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
 
@@ -73,23 +72,19 @@ std::vector<double> run_once(Kernel kernel, const Arrays& arrays, std::size_t n,
   const std::size_t nt = cpus.size();
   std::vector<std::int64_t> end(nt, 0);
   std::vector<float> out(nt, 0);
-  std::atomic<std::size_t> ready{0};
-  Event go;
+  harness::StartGate gate(static_cast<int>(nt));
   std::vector<std::thread> threads;
   threads.reserve(nt);
   for (std::size_t i = 0; i < nt; ++i) {
     threads.emplace_back([&, i] {
       pin_this_thread(cpus[i]);
-      ready.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count; `go` orders the start
-      go.wait();
+      gate.arrive_and_wait();
       out[i] = kernel(arrays[i].get(), n);
       end[i] = wall_ns();
     });
   }
-  // relaxed: only a count of pinned threads; join() orders their results.
-  while (ready.load(std::memory_order_relaxed) < nt) std::this_thread::yield();
   const std::int64_t t0 = wall_ns();
-  go.set();
+  gate.open_when_ready();
   for (auto& t : threads) t.join();
   std::vector<double> ms(nt);
   float s = 0;
@@ -129,6 +124,14 @@ std::vector<Pinning> pinnings(const Topology& topo) {
   return out;
 }
 
+Row smt_row(const std::string& variant, int threads, const char* metric, const char* unit,
+            std::vector<double> samples, const std::string& workload, const Pinning& where) {
+  Row row = make_row(variant, threads, metric, unit, std::move(samples), where.why_not);
+  row.labels.workload = workload;
+  row.labels.cpus = where.cpus;
+  return row;
+}
+
 }  // namespace
 
 std::uint64_t smt_bytes_needed(std::int64_t size) noexcept {
@@ -145,6 +148,7 @@ std::uint64_t physical_memory_bytes() noexcept {
 Result run_smt(const SmtParams& p) {
   Result r;
   r.experiment = "smt";
+  const harness::PlanOptions plan{p.reps, true};
   const Topology& topo = Topology::instance();
   const auto& variants = smt_variants();
   const auto& workloads = smt_workloads();
@@ -155,7 +159,8 @@ Result run_smt(const SmtParams& p) {
               {"reps", p.reps},
               {"bytes", smt_bytes_needed(p.size)},
               {"workloads", workloads},
-              {"pinned_cpus", pinned}};
+              {"pinned_cpus", pinned},
+              {"warmup", harness::warmup_text(plan)}};
 
   const auto n = static_cast<std::size_t>(p.size);
   Arrays arrays;
@@ -168,7 +173,7 @@ Result run_smt(const SmtParams& p) {
   const std::size_t nv = variants.size();
   const std::size_t nw = workloads.size();
   std::vector<std::vector<std::vector<double>>> samples(nv, std::vector<std::vector<double>>(nw));
-  interleave(p.reps, static_cast<int>(nv * nw), [&](int k, int) {
+  harness::interleave(plan, static_cast<int>(nv * nw), [&](int k, bool recorded) {
     const auto v = static_cast<std::size_t>(k) / nw;
     const auto w = static_cast<std::size_t>(k) % nw;
     if (where[v].cpus.empty()) return;
@@ -176,47 +181,25 @@ Result run_smt(const SmtParams& p) {
     const std::vector<double> ms = run_once(kernel, arrays, n, where[v].cpus);
     double mean = 0;
     for (double x : ms) mean += x;
-    samples[v][w].push_back(mean / static_cast<double>(ms.size()));
+    if (recorded) samples[v][w].push_back(mean / static_cast<double>(ms.size()));
   });
 
   for (std::size_t w = 0; w < nw; ++w) {
     for (std::size_t v = 0; v < nv; ++v) {
-      Row row;
-      row.variant = variants[v];
-      row.threads = v == 0 ? 1 : static_cast<int>(kThreadsMax);
-      row.metric = "ms";
-      row.unit = "ms";
-      row.extra = {{"workload", workloads[w]}, {"cpus", where[v].cpus}};
-      if (where[v].cpus.empty()) {
-        row.measured = false;
-        row.note = where[v].why_not;
-      } else {
-        row.stats = summarize(samples[v][w]);
-      }
-      r.rows.push_back(std::move(row));
+      r.rows.push_back(smt_row(variants[v], v == 0 ? 1 : static_cast<int>(kThreadsMax), "ms", "ms",
+                               samples[v][w], workloads[w], where[v]));
     }
   }
   // Paired by repetition: the runs of one repetition are seconds apart, so
   // a host that slowed down for a while slows both sides of the ratio.
   for (std::size_t w = 0; w < nw; ++w) {
     for (std::size_t v = 1; v < nv; ++v) {
-      Row row;
-      row.variant = variants[v];
-      row.threads = static_cast<int>(kThreadsMax);
-      row.metric = "slowdown";
-      row.unit = "x";
-      row.extra = {{"workload", workloads[w]}, {"cpus", where[v].cpus}};
-      if (where[v].cpus.empty()) {
-        row.measured = false;
-        row.note = where[v].why_not;
-      } else {
-        std::vector<double> ratio;
-        const auto& single = samples[0][w];
-        for (std::size_t i = 0; i < samples[v][w].size() && i < single.size(); ++i)
-          ratio.push_back(samples[v][w][i] / single[i]);
-        row.stats = summarize(std::move(ratio));
-      }
-      r.rows.push_back(std::move(row));
+      std::vector<double> ratio;
+      const auto& single = samples[0][w];
+      for (std::size_t i = 0; i < samples[v][w].size() && i < single.size(); ++i)
+        ratio.push_back(samples[v][w][i] / single[i]);
+      r.rows.push_back(smt_row(variants[v], static_cast<int>(kThreadsMax), "slowdown", "x", std::move(ratio),
+                               workloads[w], where[v]));
     }
   }
   r.published = published("002_affinity_smt");

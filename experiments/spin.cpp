@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sync/spin.hpp"
+#include "weft/harness/run.hpp"
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/sync/wait_options.hpp"
@@ -25,11 +27,6 @@
 
 namespace weft::xp {
 
-const std::vector<std::string>& spin_variants() {
-  static const std::vector<std::string> names{"busy", "yield", "sleep1ms", "pause-backoff", "weft",
-                                              "std-mutex"};
-  return names;
-}
 
 const std::vector<std::string>& spin_granularities() {
   static const std::vector<std::string> names{"coarse", "medium", "fine"};
@@ -78,11 +75,7 @@ double steps_per_us() {
 
 // ---- the stop request of a run over its time limit -----------------------
 
-struct Stop {
-  alignas(detail::kCacheLine) std::atomic<bool> flag{false};
-  // relaxed: a hint to quit early; the coordinator waits for every worker.
-  bool requested() const noexcept { return flag.load(std::memory_order_relaxed); }
-};
+using Stop = harness::StopFlag;
 constexpr unsigned kStopPollMask = 1023;
 
 // ---- the locks: lock(stop) returns false only if the run was stopped -----
@@ -281,15 +274,14 @@ RunOutcome run_once(int nthreads, std::int64_t items, std::uint64_t steps, doubl
   const auto n = static_cast<std::size_t>(nthreads);
   std::vector<std::int64_t> done(n, 0);
   std::atomic<std::uint64_t> sink{0};
-  std::atomic<int> ready{0};
+  harness::StartGate gate(nthreads);
   std::atomic<int> running{nthreads};
-  Event go, finished;
+  Event finished;
   std::vector<std::thread> threads;
   threads.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     threads.emplace_back([&, i] {
-      ready.fetch_add(1, std::memory_order_relaxed);  // relaxed: a count; `go` orders the start
-      go.wait();
+      gate.arrive_and_wait();
       std::uint64_t x = i + 1;
       std::int64_t count = 0;
       while (!stop.requested()) {
@@ -307,17 +299,15 @@ RunOutcome run_once(int nthreads, std::int64_t items, std::uint64_t steps, doubl
       if (running.fetch_sub(1, std::memory_order_acq_rel) == 1) finished.set();
     });
   }
-  // relaxed: only a count of started threads; `finished` orders the results.
-  while (ready.load(std::memory_order_relaxed) < nthreads) std::this_thread::yield();
   const std::vector<std::uint64_t> e0 = energy.available() ? energy.read() : std::vector<std::uint64_t>{};
   const long ctx0 = context_switches();
   const std::int64_t cpu0 = process_cpu_ns();
   const std::int64_t t0 = wall_ns();
-  go.set();
+  gate.open_when_ready();
   RunOutcome o;
   if (!finished.wait_for(std::chrono::nanoseconds(static_cast<std::int64_t>(limit_s * 1e9)))) {
     o.stopped = true;
-    stop.flag.store(true, std::memory_order_relaxed);  // relaxed: see Stop
+    stop.request();
     finished.wait();
   }
   const std::int64_t t1 = wall_ns();
@@ -336,16 +326,20 @@ RunOutcome run_once(int nthreads, std::int64_t items, std::uint64_t steps, doubl
   return o;
 }
 
-RunOutcome run_variant(const std::string& v, int nthreads, std::int64_t items, std::uint64_t steps,
-                       double limit_s, const Energy& energy) {
-  if (v == "busy") return run_once<BusyLock>(nthreads, items, steps, limit_s, energy);
-  if (v == "yield") return run_once<YieldLock>(nthreads, items, steps, limit_s, energy);
-  if (v == "sleep1ms") return run_once<Sleep1msLock>(nthreads, items, steps, limit_s, energy);
-  if (v == "pause-backoff") return run_once<PauseBackoffLock>(nthreads, items, steps, limit_s, energy);
-  if (v == "weft") return run_once<WeftLock>(nthreads, items, steps, limit_s, energy);
-  if (v == "std-mutex") return run_once<StdMutexLock>(nthreads, items, steps, limit_s, energy);
-  throw std::invalid_argument("unknown spin variant '" + v + "'");
-}
+using RunFn = RunOutcome (*)(int nthreads, std::int64_t items, std::uint64_t steps, double limit_s,
+                            const Energy& energy);
+struct LockVariant {
+  std::string_view name;
+  RunFn run;
+};
+constexpr std::array<LockVariant, 6> kLocks{{
+    {"busy", run_once<BusyLock>},
+    {"yield", run_once<YieldLock>},
+    {"sleep1ms", run_once<Sleep1msLock>},
+    {"pause-backoff", run_once<PauseBackoffLock>},
+    {"weft", run_once<WeftLock>},
+    {"std-mutex", run_once<StdMutexLock>},
+}};
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -354,6 +348,11 @@ std::string seconds_text(double s) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& spin_variants() {
+  static const std::vector<std::string> names = harness::variant_names(kLocks);
+  return names;
+}
 
 Result run_spin(const SpinParams& p) {
   for (const auto& g : p.granularities) spin_item_us(g);  // rejects unknown names up front
@@ -382,13 +381,16 @@ Result run_spin(const SpinParams& p) {
     steps[g] = static_cast<std::uint64_t>(std::max(1.0, std::round(us * rate)));
   }
 
-  interleave(p.reps, static_cast<int>(nconf), [&](int k, int) {
+  const harness::PlanOptions plan{p.reps, true};
+  r.params["warmup"] = harness::warmup_text(plan);
+  harness::interleave(plan, static_cast<int>(nconf), [&](int k, bool recorded) {
     const auto c = static_cast<std::size_t>(k);
     const std::size_t g = c / (nt * nv);
     const std::size_t t = c / nv % nt;
     const std::size_t v = c % nv;
-    runs[c].push_back(
-        run_variant(p.variants[v], p.threads[t], items[g], steps[g], p.time_limit_s, energy));
+    const RunOutcome o =
+        harness::variant(kLocks, p.variants[v]).run(p.threads[t], items[g], steps[g], p.time_limit_s, energy);
+    if (recorded) runs[c].push_back(o);
   });
 
   for (std::size_t c = 0; c < nconf; ++c) {
@@ -421,11 +423,11 @@ Result run_spin(const SpinParams& p) {
     base.variant = p.variants[v];
     base.threads = p.threads[t];
     base.note = note;
-    base.extra = {{"granularity", p.granularities[g]},
-                  {"item_us", spin_item_us(p.granularities[g])},
-                  {"items", items[g]},
-                  {"stopped_reps", stopped},
-                  {"work_fraction_min", worst_fraction}};
+    base.labels.granularity = p.granularities[g];
+    base.labels.item_us = spin_item_us(p.granularities[g]);
+    base.labels.items = items[g];
+    base.labels.stopped_reps = stopped;
+    base.labels.work_fraction_min = worst_fraction;
     const auto add = [&](const char* metric, const char* unit, std::vector<double> samples) {
       Row row = base;
       row.metric = metric;
@@ -450,12 +452,11 @@ Result run_spin(const SpinParams& p) {
 
   r.published = published("004_sleep_loops");
   if (!energy.available()) r.notes.push_back(kNoEnergy);
-  const int cpus = Topology::instance().allowed().count();
   const int most = p.threads.empty() ? 0 : *std::max_element(p.threads.begin(), p.threads.end());
-  if (most > cpus) {
-    r.notes.push_back("more threads than allowed CPUs (" + std::to_string(cpus) +
-                      ") on purpose: a waiter that keeps its CPU delays the lock holder it waits for");
-  }
+  if (auto note = harness::oversubscribed_note(
+          "threads", most, "on purpose: a waiter that keeps its CPU delays the lock holder it waits for");
+      !note.empty())
+    r.notes.push_back(std::move(note));
   r.notes.push_back("cpu_s is the power proxy: CPU time the process burned, busy waiting included");
   return r;
 }

@@ -1,6 +1,7 @@
 #include "weft/xp/tasks.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <functional>
 #include <future>
@@ -21,14 +22,6 @@
 
 namespace weft::xp {
 
-const std::vector<std::string>& tasks_variants() {
-  static const std::vector<std::string> names{
-      "sync",      "std-deferred",    "std-async",          "article-pool", "article-pool-future",
-      "weft-post", "weft-submit-get", "weft-submit-get-remote", "tbb-enqueue", "tbb-task_group",
-      "asio-post"};
-  return names;
-}
-
 namespace {
 
 // The whole work of a task. Its own line, so that only the tasks share it.
@@ -46,22 +39,19 @@ constexpr std::size_t kFutureBatch = 256;
 
 enum class Mode { fire_and_forget, round_trip };
 
-struct Unit {
-  std::string variant;
-  int threads = 0;  // 0: no pool
+// One timed run: the variant's threads (0: no pool), its mode, its tasks.
+struct Run {
+  int threads = 0;
   Mode mode = Mode::fire_and_forget;
   std::int64_t tasks = 0;
-  bool available = true;
-  std::string note;
-  std::vector<double> seconds;
 };
 
 double elapsed_s(std::int64_t t0) { return static_cast<double>(wall_ns() - t0) / 1e9; }
 
-void check(const Unit& u, const Counter& c) {
+void check(const std::string& variant, const Run& u, const Counter& c) {
   const std::int64_t got = c.n.load(std::memory_order_relaxed);  // relaxed: the run has been waited for
   if (got != u.tasks) {
-    throw std::runtime_error(u.variant + " with " + std::to_string(u.threads) + " threads ran " +
+    throw std::runtime_error(variant + " with " + std::to_string(u.threads) + " threads ran " +
                              std::to_string(got) + " of " + std::to_string(u.tasks) + " tasks");
   }
 }
@@ -125,15 +115,16 @@ double run_weft_post(int w, std::int64_t n, Counter& c) {
   return elapsed_s(t0);
 }
 
-double run_weft_submit_get(int w, std::int64_t n, Counter& c, bool remote) {
+template <bool kRemote>
+double run_weft_submit_get(int w, std::int64_t n, Counter& c) {
   ThreadPool pool(PoolOptions{.workers = w});
   pool.post([] {});
   pool.wait_idle();
   const std::int64_t t0 = wall_ns();
   for (std::int64_t i = 0; i < n; ++i) {
     auto f = pool.submit([&c] { c.bump(); });
-    if (remote) {
-      detail::get_remote(f);
+    if constexpr (kRemote) {
+      detail::wait_remote(f);  // the forced remote wait: a worker must run the task
     } else {
       f.get();
     }
@@ -199,31 +190,41 @@ double run_asio_post(int w, std::int64_t n, Counter& c) {
 }
 #endif
 
-double run_unit(const Unit& u, Counter& c) {
-  const std::string& v = u.variant;
-  const int w = u.threads;
-  const std::int64_t n = u.tasks;
-  if (v == "sync") return run_sync(n, c);
-  if (v == "std-deferred") return run_std(std::launch::deferred, n, c);
-  if (v == "std-async") return run_std(std::launch::async, n, c);
-  if (v == "article-pool") return run_article_pool(w, n, c);
-  if (v == "article-pool-future") return run_article_pool_future(w, n, c);
-  if (v == "weft-post") return run_weft_post(w, n, c);
-  if (v == "weft-submit-get") return run_weft_submit_get(w, n, c, false);
-  if (v == "weft-submit-get-remote") return run_weft_submit_get(w, n, c, true);
-#ifdef WEFT_HAVE_TBB
-  if (v == "tbb-enqueue") return run_tbb_enqueue(w, n, c);
-  if (v == "tbb-task_group") return run_tbb_task_group(w, n, c, u.mode);
-#endif
-#ifdef WEFT_HAVE_ASIO
-  if (v == "asio-post") return run_asio_post(w, n, c);
-#endif
-  throw std::logic_error("tasks: no runner for " + v);
-}
+// Every runner takes the run and the counter its tasks bump.
+using RunFn = double (*)(const Run&, Counter&);
 
-bool is_round_trip(const std::string& v) {
-  return v == "article-pool-future" || v == "weft-submit-get" || v == "weft-submit-get-remote";
-}
+struct TaskVariant {
+  std::string_view name;
+  harness::Peer peer;
+  bool pooled = true;
+  RunFn run = nullptr;
+  bool round_trip = false;  // waits for each task before queuing the next
+};
+
+template <std::launch kPolicy>
+double std_runner(const Run& u, Counter& c) { return run_std(kPolicy, u.tasks, c); }
+template <double (*kRun)(int, std::int64_t, Counter&)>
+double pool_runner(const Run& u, Counter& c) { return kRun(u.threads, u.tasks, c); }
+
+#ifdef WEFT_HAVE_TBB
+double tbb_task_group_runner(const Run& u, Counter& c) { return run_tbb_task_group(u.threads, u.tasks, c, u.mode); }
+#endif
+
+// tbb-task_group is measured both ways: run all + wait (its tasks_per_s
+// row), and run + wait per task (its round_trip_ns row).
+const std::array<TaskVariant, 11> kVariants{{
+    {"sync", kBuiltIn, false, [](const Run& u, Counter& c) { return run_sync(u.tasks, c); }},
+    {"std-deferred", kBuiltIn, false, std_runner<std::launch::deferred>},
+    {"std-async", kBuiltIn, false, std_runner<std::launch::async>},
+    {"article-pool", kBuiltIn, true, pool_runner<run_article_pool>},
+    {"article-pool-future", kBuiltIn, true, pool_runner<run_article_pool_future>, true},
+    {"weft-post", kBuiltIn, true, pool_runner<run_weft_post>},
+    {"weft-submit-get", kBuiltIn, true, pool_runner<run_weft_submit_get<false>>, true},
+    {"weft-submit-get-remote", kBuiltIn, true, pool_runner<run_weft_submit_get<true>>, true},
+    {"tbb-enqueue", kTbb, true, WEFT_XP_IF_TBB(pool_runner<run_tbb_enqueue>)},
+    {"tbb-task_group", kTbb, true, WEFT_XP_IF_TBB(tbb_task_group_runner)},
+    {"asio-post", kAsio, true, WEFT_XP_IF_ASIO(pool_runner<run_asio_post>)},
+}};
 
 std::string count_note(std::int64_t used, std::int64_t asked, const char* why) {
   if (used == asked) return {};
@@ -232,84 +233,44 @@ std::string count_note(std::int64_t used, std::int64_t asked, const char* why) {
 
 }  // namespace
 
-std::vector<int> parse_workers(const std::string& list, int max) {
-  std::vector<int> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t comma = list.find(',', start);
-    const std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (item.empty()) throw std::invalid_argument("an empty worker count in '" + list + "'");
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size()) throw std::invalid_argument("'" + item + "' is not a worker count");
-    if (v < 1 || v > max)
-      throw std::invalid_argument("worker count " + item + " is outside [1, " + std::to_string(max) + "]");
-    if (std::find(out.begin(), out.end(), static_cast<int>(v)) == out.end()) out.push_back(static_cast<int>(v));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-const Row* find_row(const Result& r, const std::string& variant, int threads, const std::string& metric,
-                    const std::string& mode) {
-  for (const Row& row : r.rows) {
-    if (row.variant != variant || row.threads != threads || row.metric != metric) continue;
-    if (!mode.empty() && row.extra.value("mode", std::string()) != mode) continue;
-    return &row;
-  }
-  return nullptr;
+const std::vector<std::string>& tasks_variants() {
+  static const std::vector<std::string> names = harness::variant_names(kVariants);
+  return names;
 }
 
 Result run_tasks(const TasksParams& p) {
   const std::int64_t async_n = std::min(p.tasks, p.async_tasks);
   const std::int64_t rt_n = std::min(p.tasks, p.round_trip_tasks);
 
-  std::vector<Unit> units;
-  auto wants = [&](const char* v) { return std::find(p.variants.begin(), p.variants.end(), v) != p.variants.end(); };
-  for (const char* v : {"sync", "std-deferred", "std-async"}) {
-    if (!wants(v)) continue;
-    Unit u;
-    u.variant = v;
-    u.tasks = std::string(v) == "std-async" ? async_n : p.tasks;
-    if (u.variant == "std-async") u.note = count_note(async_n, p.tasks, "a thread per task");
+  // The chosen variants in the table's order; runs[i] says how units[i] runs.
+  std::vector<std::string> chosen;
+  for (const auto& v : kVariants)
+    if (std::find(p.variants.begin(), p.variants.end(), v.name) != p.variants.end()) chosen.emplace_back(v.name);
+  std::vector<harness::Unit> units;
+  std::vector<Run> runs;
+  std::vector<std::string> notes;
+  const auto add = [&](harness::Unit u, Mode mode) {
+    const bool rt = mode == Mode::round_trip;
+    const std::int64_t n = rt ? rt_n : u.variant == "std-async" ? async_n : p.tasks;
+    runs.push_back(Run{u.threads, mode, n});
+    notes.push_back(!u.runs() ? u.why_not
+                    : rt      ? count_note(rt_n, p.tasks, "round trips")
+                              : count_note(n, p.tasks, "a thread per task"));
     units.push_back(std::move(u));
-  }
-  for (const std::string& v : tasks_variants()) {
-    if (v == "sync" || v == "std-deferred" || v == "std-async" || !wants(v.c_str())) continue;
-    for (int w : p.workers) {
-      Unit u;
-      u.variant = v;
-      u.threads = w;
-      u.mode = is_round_trip(v) ? Mode::round_trip : Mode::fire_and_forget;
-      u.tasks = u.mode == Mode::round_trip ? rt_n : p.tasks;
-      if (u.mode == Mode::round_trip) u.note = count_note(rt_n, p.tasks, "round trips");
-      if ((v.rfind("tbb-", 0) == 0 && !kHaveTbb) || (v == "asio-post" && !kHaveAsio)) {
-        u.available = false;
-        u.note = v == "asio-post" ? kAsioMissing : kTbbMissing;
-      }
-      units.push_back(u);
-      if (v == "tbb-task_group") {  // and its round trip: run + wait per task
-        u.mode = Mode::round_trip;
-        u.tasks = rt_n;
-        if (u.available) u.note = count_note(rt_n, p.tasks, "round trips");
-        units.push_back(std::move(u));
-      }
-    }
+  };
+  for (harness::Unit& u : harness::plan_units(kVariants, chosen, p.workers)) {
+    const TaskVariant& v = harness::variant(kVariants, u.variant);
+    if (v.name == "tbb-task_group") add(u, Mode::round_trip);  // and run + wait per task
+    add(std::move(u), v.round_trip ? Mode::round_trip : Mode::fire_and_forget);
   }
 
-  interleave(p.reps, static_cast<int>(units.size()), [&](int i, int) {
-    Unit& u = units[static_cast<std::size_t>(i)];
-    if (!u.available) return;
+  const harness::PlanOptions plan{p.reps, true};
+  harness::run_units(units, plan, [&](const harness::Unit& u) {
+    const Run& run = runs[static_cast<std::size_t>(&u - units.data())];
     Counter c;
-    u.seconds.push_back(run_unit(u, c));
-    check(u, c);
-    settle();
+    const double s = harness::variant(kVariants, u.variant).run(run, c);
+    check(u.variant, run, c);
+    return s;
   });
 
   Result r;
@@ -322,38 +283,33 @@ Result run_tasks(const TasksParams& p) {
               {"variants", p.variants},
               {"task", "one relaxed atomic fetch_add"},
               {"std_future_batch", kFutureBatch},
-              {"tbb_threads", "task_group: arena of `threads` incl. the caller; enqueue: `threads` workers"}};
-  for (const Unit& u : units) {
-    const bool rt = u.mode == Mode::round_trip;
-    const nlohmann::json extra = {{"mode", rt ? "round_trip" : "fire_and_forget"}, {"tasks", u.tasks}};
-    auto make_row = [&](const char* metric, const char* unit, double (*f)(double, std::int64_t)) {
-      Row row;
-      row.variant = u.variant;
-      row.threads = u.threads;
-      row.metric = metric;
-      row.unit = unit;
-      row.measured = u.available;
-      row.note = u.note;
-      row.extra = extra;
+              {"tbb_threads", "task_group: arena of `threads` incl. the caller; enqueue: `threads` workers"},
+              {"warmup", harness::warmup_text(plan)}};
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const harness::Unit& u = units[i];
+    const Run& run = runs[i];
+    const bool rt = run.mode == Mode::round_trip;
+    auto row = [&](const char* metric, const char* unit, double (*f)(double, std::int64_t)) {
       std::vector<double> samples;
-      for (double s : u.seconds) samples.push_back(f(s, u.tasks));
-      row.stats = summarize(std::move(samples));
-      return row;
+      for (double s : u.samples) samples.push_back(f(s, run.tasks));
+      Row out = make_row(u.variant, u.threads, metric, unit, std::move(samples), u.why_not);
+      out.note = notes[i];
+      out.labels.mode = rt ? "round_trip" : "fire_and_forget";
+      out.labels.tasks = run.tasks;
+      return out;
     };
     auto rate = [](double s, std::int64_t n) { return static_cast<double>(n) / s; };
     auto per = [](double s, std::int64_t n) { return s * 1e9 / static_cast<double>(n); };
     // tbb-task_group's round trip is reported in ns only: its tasks_per_s
     // row is the fire-and-forget one.
-    if (!(rt && u.variant == "tbb-task_group")) r.rows.push_back(make_row("tasks_per_s", "tasks/s", rate));
-    if (rt) r.rows.push_back(make_row("round_trip_ns", "ns", per));
+    if (!(rt && u.variant == "tbb-task_group")) r.rows.push_back(row("tasks_per_s", "tasks/s", rate));
+    if (rt) r.rows.push_back(row("round_trip_ns", "ns", per));
   }
   r.published = published("001_async_vs_pool");
-  const int cpus = available_parallelism();
   const int most = p.workers.empty() ? 0 : *std::max_element(p.workers.begin(), p.workers.end());
-  if (most > cpus) {
-    r.notes.push_back("more workers (" + std::to_string(most) + ") than available CPUs (" + std::to_string(cpus) +
-                      "): the extra threads only add contention");
-  }
+  if (auto note = harness::oversubscribed_note("workers", most, "the extra threads only add contention");
+      !note.empty())
+    r.notes.push_back(std::move(note));
   r.notes.push_back("weft-submit-get may run the task in place on the waiting thread (like tbb-task_group's "
                     "run+wait); weft-submit-get-remote always waits for a worker");
   return r;

@@ -124,7 +124,7 @@ TEST(PoolExperiments, PforJsonHasBothWorkloads) {
 TEST(PoolExperiments, IdleJsonHasEveryVariant) {
   const auto j = run_json("idle --seconds 0.05 --reps 1");
   expect_rows_well_formed(j, "idle");
-  for (const char* metric : {"cpu_ms_idle_1s", "cpu_ms_tick_2s"}) {
+  for (const char* metric : {"cpu_ms_idle_1s", "cpu_ms_tick_2s", "start_latency_us", "start_latency_p99_us"}) {
     std::set<std::string> seen;
     for (const auto& row : j.at("results")) {
       if (row.at("metric") != metric) continue;
@@ -135,6 +135,22 @@ TEST(PoolExperiments, IdleJsonHasEveryVariant) {
     }
     EXPECT_EQ(seen, (std::set<std::string>{"baseline", "weft", "tbb", "asio-post", "article-pool"})) << metric;
   }
+  // The p99 of a run's start latencies is at least its median.
+  for (const auto& row : j.at("results")) {
+    if (row.at("metric") != "start_latency_p99_us" || !row.at("measured").get<bool>()) continue;
+    for (const auto& m : j.at("results"))
+      if (m.at("metric") == "start_latency_us" && m.at("variant") == row.at("variant")) {
+        EXPECT_GE(row.at("max").get<double>(), m.at("min").get<double>()) << row.dump() << m.dump();
+      }
+  }
+  EXPECT_EQ(j.at("params").at("warmup"), "one unrecorded run per variant");
+}
+
+TEST(PoolExperiments, IdleTablePrintsTheStartLatency) {
+  const CliRun r = run_cli("idle --seconds 0.05 --reps 1 --variant baseline,weft");
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_NE(r.out.find("start_latency_us"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("start us"), std::string::npos) << r;
 }
 
 WEFT_BAD_INPUT_TESTS(

@@ -1,26 +1,21 @@
 // Running the weft binary from the CLI tests (tests/cli/*.cpp, which define
-// WEFT_CLI_PATH and link nlohmann/json): one way to start it, capture stdout
+// WEFT_CLI_PATH and link nlohmann/json and the harness): one way to start it
+// (the harness's spawner), capture stdout
 // and stderr apart, stop it if it hangs, read its JSON, and check the fields
 // and the usage-error contract every subcommand shares.
 #pragma once
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
-extern char** environ;
+#include "weft/harness/process.hpp"
 
 namespace weft::test {
 
@@ -47,93 +42,22 @@ struct RunOptions {
 };
 
 // Runs argv[0] with argv (no shell) and the environment plus `opts.env`;
-// SIGKILLs it after `opts.timeout`.
+// SIGKILLs it after `opts.timeout`. The harness's spawner, as the CLI's own
+// children use: a child that cannot start at all is a test failure.
 inline CliRun run_process(const std::vector<std::string>& args, const RunOptions& opts = {}) {
   CliRun o;
-  // Everything the child needs is built before fork: after it, the child
-  // only calls async-signal-safe functions.
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e != nullptr; ++e) {
-    bool replaced = false;
-    for (const auto& kv : opts.env)
-      replaced = replaced || std::strncmp(*e, kv.c_str(), kv.find('=') + 1) == 0;
-    if (!replaced) env_storage.emplace_back(*e);
-  }
-  env_storage.insert(env_storage.end(), opts.env.begin(), opts.env.end());
-  std::vector<char*> envp;
-  for (auto& e : env_storage) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  int out_pipe[2];
-  int err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    ADD_FAILURE() << "pipe2: " << std::strerror(errno);
-    return o;
-  }
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    ADD_FAILURE() << "pipe2: " << std::strerror(errno);
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    return o;
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ADD_FAILURE() << "fork: " << std::strerror(errno);
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
-    return o;
-  }
-  if (pid == 0) {
-    ::dup2(out_pipe[1], STDOUT_FILENO);
-    ::dup2(err_pipe[1], STDERR_FILENO);
-    ::execve(argv[0], argv.data(), envp.data());
-    ::_exit(127);
-  }
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  const auto deadline = std::chrono::steady_clock::now() + opts.timeout;
-  std::array<pollfd, 2> fds = {{{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}}};
-  std::array<std::string*, 2> sinks = {&o.out, &o.err};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      o.hung = true;
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    const int r = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
-    if (r < 0 && errno != EINTR) {
-      ADD_FAILURE() << "poll: " << std::strerror(errno);
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      std::array<char, 4096> buf;
-      const ssize_t n = ::read(fds[i].fd, buf.data(), buf.size());
-      if (n > 0) {
-        sinks[i]->append(buf.data(), static_cast<std::size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (auto& f : fds)
-    if (f.fd >= 0) ::close(f.fd);
-  // Both pipes are closed (or the child was killed): it has exited or will
-  // at once, so this wait cannot hang.
-  int st = 0;
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(st)) {
-    o.status = WEXITSTATUS(st);
-  } else if (WIFSIGNALED(st)) {
-    o.signal = WTERMSIG(st);
+  harness::SpawnOptions so;
+  so.env = opts.env;
+  so.timeout = opts.timeout;
+  try {
+    harness::ChildResult c = harness::spawn(args, so);
+    o.status = c.status;
+    o.signal = c.signal;
+    o.hung = c.hung;
+    o.out = std::move(c.out);
+    o.err = std::move(c.err);
+  } catch (const std::system_error& e) {
+    ADD_FAILURE() << e.what();
   }
   return o;
 }

@@ -19,6 +19,21 @@ std::vector<Subcommand>& registry() {
   return r;
 }
 
+std::vector<const Subcommand*> subcommands_in_order() {
+  std::vector<const Subcommand*> out;
+  for (const xp::Experiment& e : xp::experiments())
+    if (const Subcommand* s = find_subcommand(e.name)) out.push_back(s);
+  for (const Subcommand& s : registry())
+    if (xp::find_experiment(s.name) == nullptr) out.push_back(&s);
+  return out;
+}
+
+const Subcommand* find_subcommand(const std::string& name) {
+  for (const Subcommand& s : registry())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
 namespace {
 
 std::string format_value(double v) {
@@ -73,9 +88,8 @@ void print_rows(const xp::Result& r) {
   }
 }
 
-void emit(const xp::Result& r, const Common& common, const std::string& title,
-          const std::function<void()>& extra) {
-  if (common.json) {
+void emit(const xp::Result& r, bool json, const std::string& title, const std::function<void()>& extra) {
+  if (json) {
     std::cout << xp::to_json(r).dump(2) << '\n';
     return;
   }
@@ -94,6 +108,44 @@ void emit(const xp::Result& r, const Common& common, const std::string& title,
   if (extra) extra();
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
   std::fflush(stdout);
+}
+
+void print_weft_over_tbb(const xp::Result& r, const std::function<xp::Key(xp::Key, const xp::Row&)>& qualify,
+                         const std::function<std::string(const xp::Row&)>& label) {
+  fmt::print("\nweft / tbb time (medians; below 1 means weft is faster):\n");
+  bool any = false;
+  for (const auto& row : r.rows) {
+    if (row.variant != "weft" || row.metric != "ms" || !row.measured) continue;
+    const auto ratio = xp::ratio(r, qualify(xp::Key("weft", "ms", row.threads), row),
+                                 qualify(xp::Key("tbb", "ms", row.threads), row));
+    if (!ratio) continue;
+    fmt::print("  {} {:>6.2f}x\n", label(row), *ratio);
+    any = true;
+  }
+  if (!any) fmt::print("  (no pair measured)\n");
+}
+
+void print_ratios(const xp::Result& r, const std::string& heading, int width) {
+  const auto& ratios = r.extra.value("ratios", nlohmann::json::array());
+  if (ratios.empty()) return;
+  fmt::print("\n{}\n", heading);
+  for (const auto& x : ratios) {
+    const std::string goal = x.value("goal", std::string());
+    fmt::print("  {:<{}} {:>7.2f}{}\n", x.at("what").get<std::string>(), width, x.at("value").get<double>(),
+               goal.empty() ? "" : "   (goal " + goal + ")");
+  }
+}
+
+bool print_article(const xp::Result& r, const char* by, const char* method) {
+  if (r.published.is_null()) return false;
+  fmt::print("\nThe article ({}):\n  method: {}\n", r.published.value(by, std::string()),
+             r.published.value(method, std::string()));
+  return true;
+}
+
+xp::Result label_variants(xp::Result r, std::optional<std::string> xp::Labels::*label) {
+  for (auto& row : r.rows) row.variant += " [" + (row.labels.*label).value_or("") + "]";
+  return r;
 }
 
 bool validate_only() {
@@ -147,9 +199,11 @@ std::vector<int> parse_int_list(const std::string& option, const std::string& no
   std::vector<int> out;
   for (const auto& item : given) {
     std::size_t start = 0;
-    while (start <= item.size()) {
+    for (;;) {
       const std::size_t comma = item.find(',', start);
       const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (tok.empty() && !item.empty())
+        throw UsageError(fmt::format("{}: an empty {} in '{}'", option, noun, item));
       if (!tok.empty()) {
         long long v = 0;
         const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
@@ -165,5 +219,56 @@ std::vector<int> parse_int_list(const std::string& option, const std::string& no
   if (!given.empty() && out.empty()) throw UsageError(fmt::format("{}: no {} given", option, noun));
   return out;
 }
+
+namespace detail {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// "--workers,-w" -> "--workers": how messages name the option.
+std::string long_name(const char* flag) {
+  const std::string f(flag);
+  return f.substr(0, f.find(','));
+}
+
+}  // namespace
+
+CLI::App* add_experiment(CLI::App& app, const std::string& name) {
+  const xp::Experiment* e = xp::find_experiment(name);
+  return app.add_subcommand(name, e != nullptr ? e->summary : std::string());
+}
+
+void add_common(CLI::App& sub, const CommonSpec& spec, CommonValues& v) {
+  if (spec.counts_flag != nullptr) sub.add_option(spec.counts_flag, v.counts, spec.counts_help);
+  if (spec.variants != nullptr)
+    sub.add_option(spec.variant_flag, v.variants,
+                   fmt::format("Variants, comma list: {} (default all)", joined(spec.variants())));
+  if (spec.reps > 0) {
+    v.reps = spec.reps;
+    sub.add_option("--reps,-r", v.reps,
+                   fmt::format("Repetitions, interleaved across variants, after one warm-up run of each (default {})",
+                               spec.reps));
+  }
+  sub.add_flag("--json", v.json, "Print one JSON object");
+}
+
+Chosen choose(const CommonSpec& spec, const CommonValues& v) {
+  Chosen c;
+  c.json = v.json;
+  if (spec.reps > 0) c.reps = positive("--reps", v.reps, 1000);
+  if (spec.variants != nullptr && !v.variants.empty()) c.variants = parse_names("variant", v.variants, spec.variants());
+  if (spec.counts_flag != nullptr) {
+    const std::string flag = long_name(spec.counts_flag);
+    c.counts = parse_int_list(flag, flag == "--workers" ? "worker count" : "thread count", v.counts, spec.counts_max);
+  }
+  return c;
+}
+
+}  // namespace detail
 
 }  // namespace weft::cli

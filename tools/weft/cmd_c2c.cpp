@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <memory>
-
 #include "cli.hpp"
 #include "weft/topo/topology.hpp"
 #include "weft/xp/c2c.hpp"
@@ -48,60 +46,45 @@ void print_matrix(const xp::Result& r) {
   }
   if (!r.rows.empty())
     fmt::print("min {:.0f} ns, max {:.0f} ns, mean {:.0f} ns over {} pairs\n", r.rows[0].stats.min,
-               r.rows[0].stats.max, r.rows[0].extra["mean"].get<double>(),
-               r.rows[0].extra["pairs"].get<int>());
+               r.rows[0].stats.max, r.rows[0].labels.mean.value_or(0),
+               r.rows[0].labels.pairs.value_or(0));
 }
 
 struct C2cOptions {
-  Common common;
   std::string cpus;
   int round_trips = 20'000;
   int samples = 7;
 };
 
-const Register reg{{
-    "c2c",
-    [](CLI::App& app) {
-      auto o = std::make_shared<C2cOptions>();
-      auto* sub = app.add_subcommand("c2c", "Core-to-core latency matrix over the allowed CPUs");
-      sub->add_option("--cpus", o->cpus, "CPUs to measure, e.g. 0-3,8 (default: all allowed)");
-      sub->add_option("--round-trips", o->round_trips, "Round trips per sample (default 20000)");
-      sub->add_option("--samples", o->samples, "Samples per pair (default 7)");
-      sub->add_flag("--json", o->common.json, "Print one JSON object");
-      sub->callback([o] {
-        xp::C2cParams p;
-        p.round_trips = positive("--round-trips", o->round_trips, 100'000'000);
-        p.samples = positive("--samples", o->samples, 10'000);
-        if (!o->cpus.empty()) {
-          CpuSet want;
-          try {
-            want = CpuSet::parse(o->cpus);
-          } catch (const std::exception& e) {
-            const std::string_view w(e.what());
-            throw UsageError(fmt::format("--cpus: {}", w.rfind("weft: ", 0) == 0 ? w.substr(6) : w));
-          }
-          if (want.empty()) throw UsageError("--cpus: no CPU given");
-          const CpuSet& allowed = Topology::instance().allowed();
-          for (int c : want)
-            if (!allowed.contains(c))
-              throw UsageError(fmt::format("--cpus: CPU {} does not exist or is not allowed (allowed: {})",
-                                           c, allowed.to_string()));
-          p.cpus = want.to_vector();
-        }
-        if (validate_only()) return;
-        const xp::Result r = xp::run_c2c(p);
-        emit(r, o->common, "Core-to-core latency: two pinned threads bounce one cache line",
-             [&] { print_matrix(r); });
-      });
-    },
-    [](bool quick) {
-      xp::C2cParams p;
-      if (quick) p.samples = 3;
-      return xp::run_c2c(p);
-    },
-    "Core-to-core latency: two pinned threads bounce one cache line",
-    print_matrix,
-}};
+void to_params(const C2cOptions& o, xp::C2cParams& p) {
+  p.round_trips = positive("--round-trips", o.round_trips, 100'000'000);
+  p.samples = positive("--samples", o.samples, 10'000);
+  if (o.cpus.empty()) return;
+  CpuSet want;
+  try {
+    want = CpuSet::parse(o.cpus);
+  } catch (const std::exception& e) {
+    const std::string_view w(e.what());
+    throw UsageError(fmt::format("--cpus: {}", w.rfind("weft: ", 0) == 0 ? w.substr(6) : w));
+  }
+  if (want.empty()) throw UsageError("--cpus: no CPU given");
+  const CpuSet& allowed = Topology::instance().allowed();
+  for (int c : want)
+    if (!allowed.contains(c))
+      throw UsageError(
+          fmt::format("--cpus: CPU {} does not exist or is not allowed (allowed: {})", c, allowed.to_string()));
+  p.cpus = want.to_vector();
+}
+
+void add_options(CLI::App& sub, C2cOptions& o) {
+  sub.add_option("--cpus", o.cpus, "CPUs to measure, e.g. 0-3,8 (default: all allowed)");
+  sub.add_option("--round-trips", o.round_trips, "Round trips per sample (default 20000)");
+  sub.add_option("--samples", o.samples, "Samples per pair, after one warm-up (default 7)");
+}
+
+const Register reg{make_experiment<C2cOptions, xp::C2cParams>(
+    {"c2c", {}, add_options, to_params, xp::run_c2c,
+     fixed<xp::C2cParams>("Core-to-core latency: two pinned threads bounce one cache line"), print_matrix})};
 
 }  // namespace
 }  // namespace weft::cli

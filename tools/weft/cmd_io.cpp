@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <memory>
 
 #include "cli.hpp"
 #include "weft/xp/io.hpp"
@@ -17,19 +16,9 @@ namespace weft::cli {
 namespace {
 
 void print_published(const xp::Result& r) {
-  const auto& ratios = r.extra.value("ratios", nlohmann::json::array());
-  if (!ratios.empty()) {
-    fmt::print("\nRatios from this run (medians of MB/s):\n");
-    for (const auto& x : ratios) {
-      const std::string goal = x.value("goal", std::string());
-      fmt::print("  {:<62} {:>7.2f}{}\n", x.at("what").get<std::string>(), x.at("value").get<double>(),
-                 goal.empty() ? "" : "   (goal " + goal + ")");
-    }
-  }
+  print_ratios(r, "Ratios from this run (medians of MB/s):", 62);
+  if (!print_article(r, "source", "method_file")) return;
   const auto& pub = r.published;
-  if (pub.is_null()) return;
-  fmt::print("\nThe article ({}):\n  method: {}\n", pub.value("source", std::string()),
-             pub.value("method_file", std::string()));
   fmt::print("  speed-up of ders buf_reader/buf_writer over fgetc/fputc, one figure per compiler:\n");
   for (auto it = pub["file_speedup_over_stdio"].begin(); it != pub["file_speedup_over_stdio"].end(); ++it) {
     std::string figs;
@@ -39,10 +28,7 @@ void print_published(const xp::Result& r) {
 }
 
 struct IoOptions {
-  Common common;
   long long size_mb = 100;
-  std::vector<std::string> threads;
-  long long reps = 3;
   std::string tmpdir;
 };
 
@@ -67,47 +53,23 @@ void check_tmpdir(const std::string& dir, std::int64_t needed) {
                                  static_cast<double>(needed) / 1e6, dir, free_bytes / 1e6));
 }
 
-xp::IoParams to_params(const IoOptions& o) {
-  xp::IoParams p;
+void to_params(const IoOptions& o, xp::IoParams& p) {
   p.size_bytes = std::int64_t{positive("--size-mb", o.size_mb, 1'000'000)} * 1'000'000;
-  p.threads = parse_int_list("--threads", "thread count", o.threads, 256);
   std::sort(p.threads.begin(), p.threads.end());
-  p.reps = positive("--reps", o.reps, 1000);
   p.tmpdir = o.tmpdir.empty() ? xp::default_tmpdir() : o.tmpdir;
   const std::vector<int> t = p.threads.empty() ? xp::default_io_threads() : p.threads;
   check_tmpdir(p.tmpdir, xp::io_space_needed(p.size_bytes, t.back()));
-  return p;
 }
 
 constexpr const char* kTitle = "File copy, byte by byte and by blocks: MB/s (aggregate over concurrent copies)";
 
-const Register reg{{
-    "io",
-    [](CLI::App& app) {
-      auto o = std::make_shared<IoOptions>();
-      auto* sub = app.add_subcommand("io", "Byte-by-byte and block file copies: stdio, iostream, weft (Derevyago, the ders library)");
-      sub->add_option("--size-mb", o->size_mb, "Size of each file in MB of 10^6 bytes (default 100)");
-      sub->add_option("--threads,-t", o->threads,
-                      "Concurrent copies, comma list (default 1 and available_parallelism)");
-      sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across variants (default 3)");
-      sub->add_option("--tmpdir", o->tmpdir, "Directory for the files (default $TMPDIR or /tmp)");
-      sub->add_flag("--json", o->common.json, "Print one JSON object");
-      sub->callback([o] {
-        const xp::IoParams p = to_params(*o);
-        if (validate_only()) return;
-        const xp::Result r = xp::run_io(p);
-        emit(r, o->common, kTitle, [&] { print_published(r); });
-      });
-    },
-    [](bool quick) {
-      xp::IoParams p;
-      p.size_bytes = quick ? 16'000'000 : 32'000'000;
-      p.reps = quick ? 2 : 3;
-      return xp::run_io(p);
-    },
-    kTitle,
-    print_published,
-}};
+void add_options(CLI::App& sub, IoOptions& o) {
+  sub.add_option("--size-mb", o.size_mb, "Size of each file in MB of 10^6 bytes (default 100)");
+  sub.add_option("--tmpdir", o.tmpdir, "Directory for the files (default $TMPDIR or /tmp)");
+}
+
+const Register reg{make_experiment<IoOptions, xp::IoParams>(
+    {"io", with_threads(3, "Concurrent copies, comma list (default 1 and available_parallelism)"), add_options, to_params, xp::run_io, fixed<xp::IoParams>(kTitle), print_published})};
 
 }  // namespace
 }  // namespace weft::cli

@@ -1,15 +1,11 @@
 // weft report — the command to run first on a new machine: every experiment,
 // then a directory with results.json, the figures and one self-contained
 // page (index.html) that sets this machine's figures beside the articles'.
-#include <fcntl.h>
-#include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -21,37 +17,24 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "cli.hpp"
 #include "report_files.hpp"
 #include "report_html.hpp"
+#include "weft/harness/process.hpp"
 #include "weft/sync/wait_options.hpp"
 #include "weft/topo/topology.hpp"
-#include "weft/xp/ring.hpp"
 
 namespace weft::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-enum class Level { quick, standard, full };
+using xp::Level;
 
 constexpr const char* kPython = "/usr/bin/python3";
 
-// The experiments the page knows, in the page's order (articles 000..004,
-// then weft's own). Registered experiments not listed here run after them.
-struct Known {
-  const char* name;
-  double seconds[3];  // rough duration per Level on 2 CPUs, for "time left"
-};
-constexpr Known kKnown[] = {
-    {"topo", {0.5, 0.5, 0.5}},  {"c2c", {0.5, 0.5, 0.5}}, {"ring", {6, 17, 110}},  {"tasks", {8, 15, 15}},
-    {"smt", {1, 3, 3}},         {"alloc", {4, 8, 8}},     {"io", {2, 6, 6}},       {"spin", {8, 35, 35}},
-    {"fib", {0.5, 1, 1}},       {"pfor", {0.5, 1.5, 1.5}}, {"idle", {4, 15, 15}},
-};
-constexpr double kUnknownSeconds = 10;
 constexpr double kPlotSeconds = 4;
 
 struct ReportOptions {
@@ -63,15 +46,6 @@ struct ReportOptions {
   std::string results;
   std::vector<std::string> only;
 };
-
-const char* level_name(Level l) {
-  switch (l) {
-    case Level::quick: return "quick";
-    case Level::standard: return "default";
-    case Level::full: return "full";
-  }
-  return "default";
-}
 
 std::string clock_text(double seconds) {
   const long s = std::lround(std::max(0.0, seconds));
@@ -167,141 +141,54 @@ class Progress {
   std::thread ticker_;
 };
 
-struct ChildResult {
-  int status = -1;  // exit status, or -1 if it did not exit normally
-  std::string out;
-  std::string err;
-};
-
-// Runs argv[0] (a path) with argv, stdin from /dev/null, and collects its
-// stdout and stderr. Throws only when it cannot be started at all.
-ChildResult run_child(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int out_pipe[2];
-  int err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    throw std::runtime_error("pipe failed");
-  }
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec: the parent has threads.
-    const int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_pipe[1], STDERR_FILENO);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  ChildResult r;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&r.out, &r.err};
-  int open_fds = 2;
-  char buf[65536];
-  while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        sinks[i]->append(buf, static_cast<std::size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (const pollfd& p : fds)
-    if (p.fd >= 0) close(p.fd);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string last_line(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  std::string last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return last;
-}
-
-const Subcommand* find_registered(const std::string& name) {
-  for (const auto& s : registry())
-    if (s.name == name) return &s;
-  return nullptr;
-}
-
-// The steps the report runs: the known experiments (unless --only leaves
-// them out), then any other registered experiment.
+// The steps the report runs: the registered experiments in the registry's
+// order, unless --only leaves them out.
 std::vector<std::pair<std::string, double>> plan(const ReportOptions& o, Level level) {
   std::vector<std::pair<std::string, double>> steps;
-  const auto wanted = [&](const std::string& name) {
-    return o.only.empty() || std::find(o.only.begin(), o.only.end(), name) != o.only.end();
-  };
-  const auto li = static_cast<std::size_t>(level);
-  for (const Known& k : kKnown)
-    if (wanted(k.name)) steps.emplace_back(k.name, k.seconds[li]);
-  for (const auto& s : registry()) {
-    if (!s.run_default || !wanted(s.name)) continue;
-    const bool known = std::any_of(std::begin(kKnown), std::end(kKnown),
-                                   [&](const Known& k) { return s.name == k.name; });
-    if (!known) steps.emplace_back(s.name, kUnknownSeconds);
-  }
+  for (const xp::Experiment& e : xp::experiments())
+    if (o.only.empty() || std::find(o.only.begin(), o.only.end(), e.name) != o.only.end())
+      steps.emplace_back(e.name, e.seconds_at(level));
   return steps;
 }
 
 std::vector<std::string> runnable_names() {
   std::vector<std::string> names;
-  for (const Known& k : kKnown) names.emplace_back(k.name);
-  for (const auto& s : registry())
-    if (s.run_default && std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
+  for (const xp::Experiment& e : xp::experiments()) names.push_back(e.name);
   return names;
 }
 
-void print_tables(const std::string& name, const xp::Result& r) {
-  const Subcommand* s = find_registered(name);
-  fmt::print("\n== {} ==\n{}\n\n", name, s ? s->title : std::string());
+void print_tables(const std::string& name, const std::string& heading, const xp::Result& r) {
+  const Subcommand* s = find_subcommand(name);
+  fmt::print("\n== {} ==\n{}\n\n", name, heading);
   if (!r.rows.empty()) print_rows(r);
   if (s && s->print_extra) s->print_extra(r);
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
   std::fflush(stdout);
 }
 
+// A result to print as tables, under its heading.
+using Shown = std::vector<std::pair<std::string, xp::Result>>;
+
+// Runs `name` with `args` and keeps it for the tables.
+xp::Result run_shown(const Subcommand& s, const std::string& args, Shown& shown) {
+  shown.emplace_back(s.heading(args), s.run(args));
+  return shown.back().second;
+}
+
 // The ring at 2 threads (one per CPU on the reference machine) and at 3
 // (oversubscribed there: the case where spinning flags collapse), in one
-// result whose rows carry their thread count.
-xp::Result run_report_ring(Level level, std::vector<xp::Result>& shown) {
-  xp::RingParams two;
-  two.threads = 2;
-  two.reps = level == Level::quick ? 3 : level == Level::standard ? 5 : 9;
-  xp::RingParams three = two;
-  three.threads = 3;
-  if (static_cast<int>(Topology::instance().allowed().count()) < three.threads) {
+// result whose rows carry their thread count; shown apart, as ring's own
+// table code expects one thread count.
+xp::Result run_report_ring(const Subcommand& s, Level level, Shown& shown) {
+  const std::string& args = xp::find_experiment("ring")->args_at(level);
+  std::string three = args + " --threads 3";
+  if (static_cast<int>(Topology::instance().allowed().count()) < 3) {
     // Spinning flags crawl at a scheduler tick per hop here: bound them by
     // time, and give the sleeping flags a count they finish quickly.
-    three.hops = 50'000;
-    three.time_limit_s = level == Level::quick ? 0.5 : level == Level::standard ? 1.0 : 5.0;
+    three += fmt::format(" --hops 50000 --time-limit {}", level == Level::quick ? 0.5 : level == Level::standard ? 1.0 : 5.0);
   }
-  xp::Result r = xp::run_ring(two);
-  xp::Result r3 = xp::run_ring(three);
-  // Shown apart: ring's own table code expects one thread count.
-  shown.push_back(r);
-  shown.push_back(r3);
+  xp::Result r = run_shown(s, args + " --threads 2", shown);
+  const xp::Result r3 = run_shown(s, three, shown);
   nlohmann::json by_threads;
   by_threads["2"] = r.params;
   by_threads["3"] = r3.params;
@@ -313,25 +200,22 @@ xp::Result run_report_ring(Level level, std::vector<xp::Result>& shown) {
 }
 
 nlohmann::json run_topo() {
-  const ChildResult c = run_child({"/proc/self/exe", "topo", "--json"});
-  if (c.status != 0) throw std::runtime_error(fmt::format("weft topo failed: {}", last_line(c.err)));
+  const harness::ChildResult c = harness::spawn({"/proc/self/exe", "topo", "--json"});
+  if (!c.ok()) throw std::runtime_error(fmt::format("weft topo {}: {}", c.describe(), harness::last_line(c.err)));
   return nlohmann::json::parse(c.out);
 }
 
 // One experiment's JSON object; failures become entries that say why, so
 // one broken experiment does not cost the report. `shown` gets the results
 // to print as tables.
-nlohmann::json run_one(const std::string& name, Level level, std::vector<xp::Result>& shown) {
-  const Subcommand* s = find_registered(name);
-  if (s == nullptr)
+nlohmann::json run_one(const std::string& name, Level level, Shown& shown) {
+  const Subcommand* s = find_subcommand(name);
+  if (s == nullptr || (!s->run && name != "topo"))
     return {{"experiment", name}, {"built", false}, {"note", "not built yet"}, {"results", nlohmann::json::array()}};
   try {
     if (name == "topo") return run_topo();
-    if (!s->run_default && name != "ring")
-      return {{"experiment", name}, {"built", false}, {"note", "not built yet"}, {"results", nlohmann::json::array()}};
-    if (name == "ring") return xp::to_json(run_report_ring(level, shown));
-    shown.push_back(s->run_default(level == Level::quick));
-    return xp::to_json(shown.back());
+    if (name == "ring") return xp::to_json(run_report_ring(*s, level, shown));
+    return xp::to_json(run_shown(*s, xp::find_experiment(name)->args_at(level), shown));
   } catch (const std::exception& e) {
     return {{"experiment", name}, {"error", e.what()}, {"results", nlohmann::json::array()}};
   }
@@ -395,10 +279,10 @@ PlotOutcome draw_plots(const fs::path& dir) {
     p.failure = fmt::format("{} not found (apt-get install python3-matplotlib)", kPython);
     return p;
   }
-  const ChildResult c = run_child({kPython, *script, (dir / "results.json").string(), dir.string()});
-  if (c.status != 0) {
-    const std::string why = last_line(c.err);
-    p.failure = why.empty() ? fmt::format("{} exited with status {}", *script, c.status) : why;
+  const harness::ChildResult c = harness::spawn({kPython, *script, (dir / "results.json").string(), dir.string()});
+  if (!c.ok()) {
+    const std::string why = harness::last_line(c.err);
+    p.failure = why.empty() ? fmt::format("{} {}", *script, c.describe()) : why;
     return p;
   }
   try {
@@ -425,8 +309,10 @@ void run_report(const ReportOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto since = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   nlohmann::json all;
-  all["report"] = {{"weft_version", WEFT_CLI_VERSION}, {"level", level_name(level)}, {"started_utc", utc_now()}};
+  all["report"] = {{"weft_version", WEFT_CLI_VERSION}, {"level", xp::to_string(level)}, {"started_utc", utc_now()}};
   all["machine"] = xp::machine_context();
+  all["registry"] = xp::registry_json();
+  all["published"] = xp::published_all();
   all["experiments"] = nlohmann::json::array();
   if (!o.json) print_machine_header();
 
@@ -437,13 +323,13 @@ void run_report(const ReportOptions& o) {
   for (std::size_t i = 0; i + 2 < steps.size(); ++i) {
     progress.begin(i);
     const double start = since();
-    std::vector<xp::Result> shown;
+    Shown shown;
     nlohmann::json e = run_one(steps[i].first, level, shown);
     e["seconds"] = since() - start;
     progress.end(since() - start);
     if (!o.json && !shown.empty()) {
       progress.hide();
-      for (const auto& r : shown) print_tables(steps[i].first, r);
+      for (const auto& [heading, r] : shown) print_tables(steps[i].first, heading, r);
     }
     all["experiments"].push_back(std::move(e));
   }
@@ -484,7 +370,7 @@ const Register reg{{
       auto* sub = app.add_subcommand(
           "report", "Run every experiment and write a report directory: index.html, figures, results.json");
       sub->add_flag("--quick", o->quick, "Smaller sizes (about a minute on 2 CPUs)");
-      sub->add_flag("--full", o->full, "More repetitions and longer time limits where the report sets them");
+      sub->add_flag("--full", o->full, "Every experiment at its largest size: more repetitions, larger runs");
       sub->add_option("--out,-o", o->out, "Report directory (default weft-report)");
       sub->add_flag("--force", o->force, "Write into a non-empty directory (replacing an earlier report)");
       sub->add_option("--only", o->only, "Run only these experiments, comma list (default all)");
@@ -493,7 +379,7 @@ const Register reg{{
       sub->callback([o] { run_report(*o); });
     },
     nullptr,
-    "",
+    nullptr,
     nullptr,
 }};
 

@@ -23,23 +23,19 @@ void print_published(const xp::Result& r) {
 }
 
 struct RingOptions {
-  Common common;
   int threads = 2;
   std::vector<std::string> flags;
   long long hops = 0;
-  int reps = 5;
   std::string placement = "none";
   double time_limit = 5.0;
 };
 
-xp::RingParams to_params(const RingOptions& o) {
-  xp::RingParams p;
+void to_params(const RingOptions& o, xp::RingParams& p) {
   p.threads = positive("--threads", o.threads, 256);
   if (o.threads < 2) throw UsageError("--threads must be at least 2 (a ring needs two threads)");
   p.flags = o.flags.empty() ? xp::ring_flags() : parse_names("flag", o.flags, xp::ring_flags());
   if (o.hops != 0) p.hops = positive64("--hops", o.hops, 1'000'000'000'000LL);
   if (o.hops < 0) throw UsageError(fmt::format("--hops must be at least 1, got {}", o.hops));
-  p.reps = positive("--reps", o.reps, 1000);
   try {
     p.placement = parse_placement(o.placement);
   } catch (const std::invalid_argument& e) {
@@ -53,39 +49,24 @@ xp::RingParams to_params(const RingOptions& o) {
   if (!(o.time_limit > 0) || o.time_limit > 3600)
     throw UsageError(fmt::format("--time-limit must be in (0, 3600] seconds, got {}", o.time_limit));
   p.time_limit_s = o.time_limit;
-  return p;
 }
 
-const Register reg{{
-    "ring",
-    [](CLI::App& app) {
-      auto o = std::make_shared<RingOptions>();
-      auto* sub = app.add_subcommand("ring", "Token-ring signalling latency per flag (Qiita 2017: inter-thread signalling latency)");
-      sub->add_option("--threads,-t", o->threads, "Threads in the ring (default 2)");
-      sub->add_option("--flag,-f", o->flags,
-                      "Flags to measure, comma list: condvar, seq_cst, release, pause, atomic_wait, "
-                      "futex, weft (default all)");
-      sub->add_option("--hops", o->hops, "Hops per run (default 5e5 spinning and weft, 5e4 sleeping flags)");
-      sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across flags (default 5)");
-      sub->add_option("--placement", o->placement, "none, compact, spread, one_per_core (default none)");
-      sub->add_option("--time-limit", o->time_limit, "Seconds before a crawling run is stopped (default 5)");
-      sub->add_flag("--json", o->common.json, "Print one JSON object");
-      sub->callback([o] {
-        const xp::RingParams p = to_params(*o);
-        if (validate_only()) return;
-        const xp::Result r = xp::run_ring(p);
-        emit(r, o->common, fmt::format("Token ring, {} threads: ns per hop (wall) and CPU ns per hop", p.threads),
-             [&] { print_published(r); });
-      });
-    },
-    [](bool quick) {
-      xp::RingParams p;
-      p.reps = quick ? 3 : 5;
-      return xp::run_ring(p);
-    },
-    "Token ring, 2 threads: ns per hop (wall) and CPU ns per hop",
-    print_published,
-}};
+void add_options(CLI::App& sub, RingOptions& o) {
+  sub.add_option("--threads,-t", o.threads, "Threads in the ring (default 2)");
+  sub.add_option("--flag,-f", o.flags,
+                 "Flags to measure, comma list: condvar, seq_cst, release, pause, atomic_wait, futex, weft "
+                 "(default all)");
+  sub.add_option("--hops", o.hops, "Hops per run (default 5e5 spinning and weft, 5e4 sleeping flags)");
+  sub.add_option("--placement", o.placement, "none, compact, spread, one_per_core (default none)");
+  sub.add_option("--time-limit", o.time_limit, "Seconds before a crawling run is stopped (default 5)");
+}
+
+std::string heading(const xp::RingParams& p) {
+  return fmt::format("Token ring, {} threads: ns per hop (wall) and CPU ns per hop", p.threads);
+}
+
+const Register reg{make_experiment<RingOptions, xp::RingParams>(
+    {"ring", {.reps = 5}, add_options, to_params, xp::run_ring, heading, print_published})};
 
 }  // namespace
 }  // namespace weft::cli

@@ -4,22 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <memory>
 
 #include "cli.hpp"
 #include "weft/xp/spin.hpp"
 
 namespace weft::cli {
 namespace {
-
-const xp::Row* find_row(const xp::Result& r, const std::string& variant, int threads, const std::string& gran,
-                        const std::string& metric) {
-  for (const auto& row : r.rows)
-    if (row.variant == variant && row.threads == threads && row.metric == metric &&
-        row.extra.value("granularity", std::string()) == gran)
-      return &row;
-  return nullptr;
-}
 
 // One matrix per metric: thread counts down, variants across; a '*' marks a
 // cell with runs stopped by the time limit.
@@ -31,12 +21,12 @@ void print_matrix(const xp::Result& r, const std::string& gran, const std::vecto
   for (int t : threads) {
     fmt::print("  {:>7}", t);
     for (const auto& v : variants) {
-      const xp::Row* row = find_row(r, v, t, gran, metric);
+      const xp::Row* row = xp::find(r, xp::Key(v, metric, t).granularity(gran));
       std::string cell = "-";
       if (row != nullptr && row->measured) {
         const double m = row->stats.median;
         cell = m >= 100 ? fmt::format("{:.0f}", m) : fmt::format("{:.3g}", m);
-        if (row->extra.value("stopped_reps", 0) > 0) cell += "*";
+        if (row->labels.stopped_reps.value_or(0) > 0) cell += "*";
       }
       fmt::print(" {:>13}", cell);
     }
@@ -45,8 +35,7 @@ void print_matrix(const xp::Result& r, const std::string& gran, const std::vecto
 }
 
 double median_of(const xp::Result& r, const std::string& v, int t, const std::string& g, const std::string& m) {
-  const xp::Row* row = find_row(r, v, t, g, m);
-  return row != nullptr && row->measured ? row->stats.median : 0;
+  return xp::median(r, xp::Key(v, m, t).granularity(g)).value_or(0);
 }
 
 void print_published(const xp::Result& r) {
@@ -80,85 +69,50 @@ void print_published(const xp::Result& r) {
       }
     }
   }
+  if (!print_article(r, "machine", "method")) return;
   const auto& pub = r.published;
-  if (pub.is_null()) return;
-  fmt::print("\nThe article ({}):\n  method: {}\n", pub.value("machine", std::string()),
-             pub.value("method", std::string()));
   for (const auto& c : pub.value("claims", nlohmann::json::array())) fmt::print("  - {}\n", c.get<std::string>());
 }
 
-// The generic table shows no granularity column: name it beside the variant.
-xp::Result for_display(xp::Result r) {
-  for (auto& row : r.rows) row.variant += " [" + row.extra.value("granularity", std::string()) + "]";
-  return r;
-}
-
 struct SpinOptions {
-  Common common;
-  std::vector<std::string> variants;
-  std::vector<std::string> threads;
   std::vector<std::string> granularities;
   double work_ms = 800;
-  long long reps = 3;
   double time_limit = 10;
 };
 
-xp::SpinParams to_params(const SpinOptions& o) {
-  xp::SpinParams p;
-  if (!o.variants.empty()) p.variants = parse_names("variant", o.variants, xp::spin_variants());
-  if (!o.threads.empty()) p.threads = parse_int_list("--threads", "thread count", o.threads, 1024);
+void to_params(const SpinOptions& o, xp::SpinParams& p) {
   if (!o.granularities.empty())
     p.granularities = parse_names("granularity", o.granularities, xp::spin_granularities());
   if (!(o.work_ms >= 1) || o.work_ms > 600'000)
     throw UsageError(fmt::format("--work-ms must be in [1, 600000] ms, got {}", o.work_ms));
   p.work_ms = o.work_ms;
-  p.reps = positive("--reps", o.reps, 1000);
   if (!(o.time_limit > 0) || o.time_limit > 3600)
     throw UsageError(fmt::format("--time-limit must be in (0, 3600] seconds, got {}", o.time_limit));
   p.time_limit_s = o.time_limit;
-  return p;
+}
+
+void add_options(CLI::App& sub, SpinOptions& o) {
+  sub.add_option("--granularity,-g", o.granularities,
+                 "Work per item, comma list: coarse (100 us), medium (10 us), fine (1 us) (default all)");
+  sub.add_option("--work-ms", o.work_ms, "Computation per run in ms, summed over its items (default 800)");
+  sub.add_option("--time-limit", o.time_limit, "Seconds before a crawling run is stopped (default 10)");
 }
 
 constexpr const char* kTitle =
     "Lock-protected work queue: wall ms, CPU s, context switches and energy per waiting strategy";
 
-const Register reg{{
-    "spin",
-    [](CLI::App& app) {
-      auto o = std::make_shared<SpinOptions>();
-      auto* sub = app.add_subcommand("spin", "How lock waiters wait: busy, yield, sleep, pause backoff (Intel: sleep loops for power and performance)");
-      sub->add_option("--variant,-v", o->variants,
-                      "Waiting strategies, comma list: busy, yield, sleep1ms, pause-backoff, weft, std-mutex "
-                      "(default all)");
-      sub->add_option("--threads,-t", o->threads, "Thread counts, comma list (default 2,8,32)");
-      sub->add_option("--granularity,-g", o->granularities,
-                      "Work per item, comma list: coarse (100 us), medium (10 us), fine (1 us) (default all)");
-      sub->add_option("--work-ms", o->work_ms, "Computation per run in ms, summed over its items (default 800)");
-      sub->add_option("--reps,-r", o->reps, "Repetitions, interleaved across variants (default 3)");
-      sub->add_option("--time-limit", o->time_limit, "Seconds before a crawling run is stopped (default 10)");
-      sub->add_flag("--json", o->common.json, "Print one JSON object");
-      sub->callback([o] {
-        const xp::SpinParams p = to_params(*o);
-        if (validate_only()) return;
-        const xp::Result r = xp::run_spin(p);
-        emit(o->common.json ? r : for_display(r), o->common, kTitle, [&] { print_published(r); });
-      });
-    },
-    [](bool quick) {
-      // Half the CLI's work per run (~0.2 s at T=2): ~7 s quick (T=2,8,
-      // medium), ~35 s full (every variant, thread count and granularity).
-      xp::SpinParams p;
-      p.work_ms = 400;
-      p.time_limit_s = 5;
-      if (quick) {
-        p.threads = {2, 8};
-        p.granularities = {"medium"};
-      }
-      return xp::run_spin(p);
-    },
-    kTitle,
-    print_published,
-}};
+xp::Result by_granularity(const xp::Result& r) { return label_variants(r, &xp::Labels::granularity); }
+
+constexpr CommonSpec kCommon{.reps = 3,
+                             .variants = xp::spin_variants,
+                             .variant_flag = "--variant,-v",
+                             .counts_flag = "--threads,-t",
+                             .counts_help = "Thread counts, comma list (default 2,8,32)",
+                             .counts_max = 1024};
+
+const Register reg{make_experiment<SpinOptions, xp::SpinParams>(
+    {"spin", kCommon, add_options, to_params, xp::run_spin, fixed<xp::SpinParams>(kTitle), print_published,
+     nullptr, by_granularity})};
 
 }  // namespace
 }  // namespace weft::cli

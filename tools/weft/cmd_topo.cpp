@@ -153,7 +153,7 @@ const Register reg{{
       });
     },
     nullptr,
-    "",
+    nullptr,
     nullptr,
 }};
 

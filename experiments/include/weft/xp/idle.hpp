@@ -7,6 +7,12 @@
 //                    warm-up task), scaled to 1 s
 //   cpu_ms_tick_2s   process CPU time while one trivial task is posted every
 //                    1 ms (baseline: run in place), scaled to 2 s
+//   start_latency_us      in that phase, the time from post to the start of
+//                         the task: the median over the run's tasks
+//   start_latency_p99_us  the same, the 99th percentile
+//
+// Together they show the trade a spinning pool makes: CPU burnt while idle
+// against a sleeping worker's wake-up latency.
 //
 // Process CPU time counts every thread, including ones a previous variant
 // left behind (oneTBB keeps its workers for the life of the process), so

@@ -13,7 +13,7 @@
 //   article-pool-future     that pool + std::promise/std::future, each waited at once
 //   weft-post               ThreadPool::post all, then wait_idle()
 //   weft-submit-get         submit(f).get(): get may run the task in place
-//   weft-submit-get-remote  detail::get_remote(submit(f)): a worker must run it
+//   weft-submit-get-remote  detail::wait_remote(submit(f)): a worker must run it
 //   tbb-enqueue             oneTBB task_arena::enqueue + a completion count
 //   tbb-task_group          oneTBB task_group run all + wait, and run+wait each
 //   asio-post               Boost.Asio thread_pool + post, then join()
@@ -41,15 +41,5 @@ struct TasksParams {
 };
 
 Result run_tasks(const TasksParams& p);
-
-// Parses a worker-count list such as "1,2,4": throws std::invalid_argument
-// (saying what is wrong) for an empty list, a non-number, or a count
-// outside [1, max].
-std::vector<int> parse_workers(const std::string& list, int max);
-
-// The row of `variant` with `threads` and `metric` (and, when given, the
-// extra field mode), or null.
-const Row* find_row(const Result& r, const std::string& variant, int threads, const std::string& metric,
-                    const std::string& mode = {});
 
 }  // namespace weft::xp
