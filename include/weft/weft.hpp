@@ -2,8 +2,14 @@
 #pragma once
 
 #include "weft/error.hpp"
+#include "weft/exec/default_pool.hpp"
 #include "weft/exec/future.hpp"
+#include "weft/exec/parallel_find.hpp"
 #include "weft/exec/parallel_for.hpp"
+#include "weft/exec/parallel_invoke.hpp"
+#include "weft/exec/parallel_reduce.hpp"
+#include "weft/exec/parallel_scan.hpp"
+#include "weft/exec/parallel_sort.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/io/reader.hpp"

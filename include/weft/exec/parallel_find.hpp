@@ -1,0 +1,162 @@
+// weft/exec/parallel_find.hpp — the first element that satisfies a
+// predicate, searched in parallel.
+//
+//   auto it = weft::parallel_find_if(pool, v.begin(), v.end(), [](int x) { return x < 0; });
+//   bool any = weft::parallel_any_of(pool, v.begin(), v.end(), is_bad);
+//
+// The answer is std::find_if's: the first match in order, or last. The
+// search stops early: searchers (the pool's workers and the calling thread)
+// claim blocks in increasing order from one shared cursor, and give up as
+// soon as a match is known before the position they would look at next. So
+// an early match costs few predicate calls whatever the length: blocks
+// start at kFindMinBlock elements and grow with their position (about
+// 1/16 of it, up to kFindMaxBlock), which bounds the calls made beyond a
+// match at index m by about searchers * (kFindMinBlock + m / 16), while a
+// long search pays one claim per block.
+//
+// Exceptions: a predicate that throws for element i counts as a "match" at
+// i; if the first match in order is such an element, its exception reaches
+// the caller, exactly as std::find_if would have thrown it (the serial
+// search would have stopped there), and if a real match comes first the
+// exception is dropped. The pool stays usable. A call from inside a pool
+// task works, even on one worker.
+//
+// Memory ordering: the cursor and the best index are relaxed; each is one
+// word whose value alone matters, and the result is read after the group's
+// wait(), which orders every searcher's writes before it.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <iterator>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "weft/detail/cache_line.hpp"
+#include "weft/exec/default_pool.hpp"
+#include "weft/exec/task_group.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace weft {
+
+namespace detail {
+
+inline constexpr std::size_t kFindMinBlock = 256;
+inline constexpr std::size_t kFindMaxBlock = std::size_t{1} << 16;
+
+struct FindCursor {
+  std::size_t n;
+  // First unclaimed index; every searcher claims through it, in order.
+  alignas(kCacheLine) std::atomic<std::size_t> next{0};
+  // Smallest index known to match (or throw); n while none is. Written
+  // only when a match is found, read before every predicate call.
+  alignas(kCacheLine) std::atomic<std::size_t> best;
+
+  explicit FindCursor(std::size_t len) : n(len), best(len) {}
+
+  // Claims the next block, [lo, hi); false once none is left that could
+  // hold an earlier match than the best known.
+  bool claim(std::size_t& lo, std::size_t& hi) noexcept {
+    lo = next.load(std::memory_order_relaxed);  // relaxed: see the header
+    do {
+      if (lo >= best.load(std::memory_order_relaxed)) return false;  // relaxed: see the header
+      hi = lo + std::clamp(lo / 16, kFindMinBlock, kFindMaxBlock);
+      if (hi > n) hi = n;
+    } while (!next.compare_exchange_weak(lo, hi, std::memory_order_relaxed));  // relaxed: see the header
+    return true;
+  }
+
+  void found(std::size_t i) noexcept {
+    std::size_t cur = best.load(std::memory_order_relaxed);  // relaxed: see the header
+    while (i < cur && !best.compare_exchange_weak(cur, i, std::memory_order_relaxed)) {
+    }
+  }
+};
+
+// One searcher's throw: the first one it met (it stops there).
+struct FindError {
+  std::size_t at = 0;
+  std::exception_ptr error;
+};
+
+template <class It, class Pred>
+void find_search(FindCursor& c, It first, Pred& pred, FindError& err) noexcept {
+  std::size_t lo = 0;
+  std::size_t hi = 0;
+  while (c.claim(lo, hi)) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      if (c.best.load(std::memory_order_relaxed) < i) return;  // relaxed: see the header
+      bool hit;
+      try {
+        hit = static_cast<bool>(pred(first[static_cast<std::iter_difference_t<It>>(i)]));
+      } catch (...) {
+        err = {i, std::current_exception()};
+        hit = true;
+      }
+      if (hit) {
+        c.found(i);  // every later block starts past i: this searcher is done
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+template <std::random_access_iterator It, class Pred>
+It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred) {
+  if (!(first < last)) return last;
+  const auto n = static_cast<std::size_t>(last - first);
+  detail::FindCursor cursor(n);
+  // Searchers beside this thread: every worker but this one, no more than
+  // there are first-size blocks.
+  const std::size_t others =
+      std::min(static_cast<std::size_t>(pool.size()) - (pool.is_worker() ? 1 : 0), n / detail::kFindMinBlock);
+  auto errors = std::make_unique<detail::FindError[]>(others + 1);
+  {
+    TaskGroup g(pool);
+    std::exception_ptr spawn_error;
+    try {
+      for (std::size_t s = 1; s <= others; ++s)
+        g.run([&cursor, first, &pred, &err = errors[s]] { detail::find_search(cursor, first, pred, err); });
+    } catch (...) {
+      spawn_error = std::current_exception();  // still search and wait: tasks may be running
+    }
+    detail::find_search(cursor, first, pred, errors[0]);
+    g.wait();
+    if (spawn_error) std::rethrow_exception(spawn_error);
+  }
+  const std::size_t best = cursor.best.load(std::memory_order_relaxed);  // relaxed: wait() ordered the writes
+  for (std::size_t s = 0; s <= others; ++s)
+    if (errors[s].error && errors[s].at == best) std::rethrow_exception(errors[s].error);
+  return first + static_cast<std::iter_difference_t<It>>(best);
+}
+
+template <std::random_access_iterator It, class Pred>
+bool parallel_any_of(ThreadPool& pool, It first, It last, Pred pred) {
+  return parallel_find_if(pool, first, last, std::move(pred)) != last;
+}
+
+// The same on default_pool().
+template <class First, class... Rest>
+  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
+           requires(ThreadPool& p, First&& f, Rest&&... r) {
+             weft::parallel_find_if(p, std::forward<First>(f), std::forward<Rest>(r)...);
+           })
+decltype(auto) parallel_find_if(First&& first, Rest&&... rest) {
+  return weft::parallel_find_if(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
+}
+
+template <class First, class... Rest>
+  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
+           requires(ThreadPool& p, First&& f, Rest&&... r) {
+             weft::parallel_any_of(p, std::forward<First>(f), std::forward<Rest>(r)...);
+           })
+bool parallel_any_of(First&& first, Rest&&... rest) {
+  return weft::parallel_any_of(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
+}
+
+}  // namespace weft

@@ -1,0 +1,148 @@
+// weft/exec/parallel_reduce.hpp — reduce a range in parallel.
+//
+//   double s = weft::parallel_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{});
+//   double q = weft::parallel_transform_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{},
+//                                              [](double x) { return x * x; });
+//   // index space, no iterators: body(lo, hi) reduces [lo, hi) itself
+//   long c = weft::parallel_reduce(pool, 0L, n, 0L, std::plus<>{},
+//                                  [&](long lo, long hi) { return count_in(lo, hi); });
+//
+// The range is halved recursively down to the grain (the most elements a
+// leaf holds); the two halves run in parallel (parallel_invoke: the left
+// one on this thread, the right one offered to idle workers) and their
+// results combine as op(left, right). A leaf is a serial left fold starting
+// from its first element: op(op(x0, x1), x2)... (in the index form, the
+// body's result). init is combined once, at the root: op(init, tree).
+// `op` must be associative (as for std::reduce); it need not be commutative,
+// since operands are never swapped.
+//
+// Determinism: for the same input, op, transform and grain, the result is
+// bitwise the same on every run, whatever the number of workers, the timing
+// or which thread stole what: the split tree depends only on the length of
+// the range and the grain, and every combination happens in tree order. So
+// a floating-point sum gives the same bits on 1 worker or 64 (not the bits
+// of std::accumulate, whose one long left fold is a different tree). This
+// costs nothing extra: the partial results live in the stack frames of the
+// recursion (no per-split allocation beyond the fork-join's task), and no
+// extra pass or buffer is needed. The default grain (grain = 0) is a
+// function of the length alone, for the same reason.
+//
+// Requirements: random-access iterators (halving must be O(1)); T is
+// move-constructible and move-assignable, constructible from transform's
+// result, and needs no default constructor.
+//
+// Exceptions from op, transform or body reach the caller, after every
+// running part has stopped; the pool stays usable. A call from inside a
+// pool task works (waits help run other tasks), even on one worker.
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include "weft/exec/default_pool.hpp"
+#include "weft/exec/parallel_invoke.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace weft {
+
+namespace detail {
+
+// A leaf should be worth a task hand-off (~1 us of cheap ops) ...
+inline constexpr std::size_t kReduceMinGrain = 2048;
+// ... and a long range splits into about this many leaves: 8 or more per
+// worker up to 32 workers, so uneven leaves still balance.
+inline constexpr std::size_t kReduceLeaves = 256;
+
+// A function of n alone, never of the pool size: see "Determinism".
+constexpr std::size_t reduce_grain(std::size_t n, std::size_t grain) noexcept {
+  if (grain > 0) return grain;
+  const std::size_t even = n / kReduceLeaves + (n % kReduceLeaves != 0);
+  return even > kReduceMinGrain ? even : kReduceMinGrain;
+}
+
+// The serial left fold of a leaf, from its first element: t(x0), then
+// op(acc, t(x)) for each next x of the non-empty [it, end).
+template <class T, class It, class Op, class Transform>
+T fold_run(It it, const It end, Op& op, Transform& transform) {
+  T acc = static_cast<T>(transform(*it));
+  while (++it != end) acc = op(std::move(acc), transform(*it));
+  return acc;
+}
+
+// Reduces the non-empty [lo, hi): leaf(lo, hi) at or below the grain, else
+// the two halves in parallel, combined as op(left, right).
+template <class T, class Leaf, class Op>
+T reduce_tree(ThreadPool& pool, std::size_t lo, std::size_t hi, std::size_t grain, Leaf& leaf, Op& op) {
+  if (hi - lo <= grain) return leaf(lo, hi);
+  const std::size_t mid = lo + (hi - lo) / 2;
+  std::optional<T> left;
+  std::optional<T> right;
+  parallel_invoke(
+      pool, [&] { left.emplace(reduce_tree<T>(pool, lo, mid, grain, leaf, op)); },
+      [&] { right.emplace(reduce_tree<T>(pool, mid, hi, grain, leaf, op)); });
+  return op(std::move(*left), std::move(*right));
+}
+
+template <class T, class Leaf, class Op>
+T reduce_root(ThreadPool& pool, std::size_t n, std::size_t grain, T init, Leaf& leaf, Op& op) {
+  if (n == 0) return init;
+  return op(std::move(init), reduce_tree<T>(pool, 0, n, reduce_grain(n, grain), leaf, op));
+}
+
+}  // namespace detail
+
+// op(init, op(op(t(x0), t(x1)), ...)) in the fixed tree order described above.
+template <std::random_access_iterator It, class T, class Reduce, class Transform>
+T parallel_transform_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, Transform transform,
+                            std::size_t grain = 0) {
+  using Diff = std::iter_difference_t<It>;
+  auto leaf = [&](std::size_t lo, std::size_t hi) {
+    return detail::fold_run<T>(first + static_cast<Diff>(lo), first + static_cast<Diff>(hi), reduce, transform);
+  };
+  const auto n = static_cast<std::size_t>(last - first);
+  return detail::reduce_root<T>(pool, first < last ? n : 0, grain, std::move(init), leaf, reduce);
+}
+
+template <std::random_access_iterator It, class T, class Reduce>
+T parallel_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, std::size_t grain = 0) {
+  return parallel_transform_reduce(pool, first, last, std::move(init), std::move(reduce), std::identity{}, grain);
+}
+
+// Index space: body(lo, hi) returns the reduction of [lo, hi), a sub-range
+// of at most `grain` indices; results combine as above.
+template <std::integral I, class T, class Reduce, class Body>
+  requires std::invocable<Body&, I, I>
+T parallel_reduce(ThreadPool& pool, I first, I last, T init, Reduce reduce, Body body, std::size_t grain = 0) {
+  using U = std::make_unsigned_t<I>;
+  // Offsets are added in the unsigned type: the range may be wider than I's positive half.
+  auto at = [first](std::size_t off) { return static_cast<I>(static_cast<U>(static_cast<U>(first) + static_cast<U>(off))); };
+  auto leaf = [&](std::size_t lo, std::size_t hi) -> T { return body(at(lo), at(hi)); };
+  const std::size_t n = first < last ? static_cast<std::size_t>(static_cast<U>(last) - static_cast<U>(first)) : 0;
+  return detail::reduce_root<T>(pool, n, grain, std::move(init), leaf, reduce);
+}
+
+// The same on default_pool().
+template <class First, class... Rest>
+  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
+           requires(ThreadPool& p, First&& f, Rest&&... r) {
+             weft::parallel_reduce(p, std::forward<First>(f), std::forward<Rest>(r)...);
+           })
+decltype(auto) parallel_reduce(First&& first, Rest&&... rest) {
+  return weft::parallel_reduce(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
+}
+
+template <class First, class... Rest>
+  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
+           requires(ThreadPool& p, First&& f, Rest&&... r) {
+             weft::parallel_transform_reduce(p, std::forward<First>(f), std::forward<Rest>(r)...);
+           })
+decltype(auto) parallel_transform_reduce(First&& first, Rest&&... rest) {
+  return weft::parallel_transform_reduce(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
+}
+
+}  // namespace weft

@@ -1,0 +1,233 @@
+// weft/exec/parallel_sort.hpp — sort and stable sort in parallel.
+//
+//   weft::parallel_sort(pool, v.begin(), v.end());
+//   weft::parallel_stable_sort(pool, v.begin(), v.end(), [](auto& a, auto& b) { return a.key < b.key; });
+//
+// Random-access iterators; move-only elements are fine; comp is a strict
+// weak order (std::less<> by default). The results are those of std::sort
+// and std::stable_sort.
+//
+// parallel_sort: quicksort whose two sides of each partition run as
+// separate tasks, down to a cutoff where std::sort takes over. The pivot is
+// the median of three medians of three (Tukey's ninther), swapped to the
+// front and kept there while the rest is partitioned, so elements are only
+// ever swapped (never copied). Runs of keys equal to the pivot are handled
+// the pdqsort way: a range whose pivot equals the pivot before it (which
+// bounds every element of the range from below) is split into "equal to
+// it" (done) and "greater", so many duplicates cost O(n), not O(n^2). A
+// range that has split more than 2 log2(n) times goes to std::sort, which
+// bounds the worst case by O(n log n). The partition itself is serial, so
+// the top split costs one pass of n on one thread: on p workers the span
+// is about 2n + (n log n) / p comparisons, like oneTBB's parallel_sort.
+//
+// parallel_stable_sort: merge sort over a buffer of n elements (moved
+// into, never default-constructed). The range is halved to 2^L leaves, L
+// odd, so each leaf, sorted in place by std::stable_sort, moves its result
+// into the buffer, and merges alternate between buffer and range, ending
+// in the range. Both halves of a split and both halves of each large merge
+// (split at the larger run's middle, its partner found by binary search)
+// run in parallel. Ties keep their order: a merge takes from the left run
+// first.
+//
+// Exceptions from comp (or from moving elements) reach the caller once all
+// running tasks stop; the range then holds all its elements in some order
+// for parallel_sort, and unspecified (valid, moved-from) values for the
+// stable sort. The pool stays usable. A call from inside a pool task works,
+// even on one worker.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <iterator>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+#include "weft/exec/default_pool.hpp"
+#include "weft/exec/parallel_invoke.hpp"
+#include "weft/exec/task_group.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace weft {
+
+namespace detail {
+
+// Below this many elements a range is sorted (or merged) serially: a task
+// hand-off must stay a small fraction of the work it carries.
+inline constexpr std::ptrdiff_t kSortCutoff = 4096;
+
+template <class It, class Comp>
+It median_of_3(It a, It b, It c, Comp& comp) {
+  if (comp(*b, *a)) std::swap(a, b);
+  if (comp(*c, *b)) b = comp(*c, *a) ? a : c;
+  return b;
+}
+
+template <class It, class Comp>
+It ninther(It lo, It hi, Comp& comp) {
+  const auto n = hi - lo;
+  const auto s = n / 8;
+  const It mid = lo + n / 2;
+  return median_of_3(median_of_3(lo, lo + s, lo + 2 * s, comp), median_of_3(mid - s, mid, mid + s, comp),
+                     median_of_3(hi - 1 - 2 * s, hi - 1 - s, hi - 1, comp), comp);
+}
+
+// Sorts [lo, hi), handing one side of each split to the group. has_floor:
+// lo[-1] exists and is not greater than any element of the range.
+template <class It, class Comp>
+void quick_sort(TaskGroup& g, It lo, It hi, Comp& comp, int depth_left, bool has_floor, std::ptrdiff_t cutoff) {
+  while (hi - lo > cutoff) {
+    if (depth_left-- == 0) break;
+    std::iter_swap(lo, ninther(lo, hi, comp));
+    const auto& pivot = *lo;  // stays at lo: only [lo + 1, hi) moves
+    if (has_floor && !comp(lo[-1], pivot)) {
+      // Pivot equals the floor: nothing is less than it, so take the run of
+      // its equals off the front (they are in place) and go on with the rest.
+      lo = std::partition(lo + 1, hi, [&](const auto& x) { return !comp(pivot, x); });
+      continue;
+    }
+    const It mid = std::partition(lo + 1, hi, [&](const auto& x) { return comp(x, pivot); });
+    std::iter_swap(lo, mid - 1);  // the pivot to its final place
+    g.run([&g, lo, l_hi = mid - 1, &comp, depth_left, has_floor, cutoff] {
+      quick_sort(g, lo, l_hi, comp, depth_left, has_floor, cutoff);
+    });
+    lo = mid;
+    has_floor = true;  // mid[-1] is the pivot, bounding [mid, hi) from below
+  }
+  std::sort(lo, hi, comp);
+}
+
+// Moves the sorted runs [a, a_end) and [b, b_end) into out, merged, stably.
+template <class In, class Out, class Comp>
+void merge_run(In a, In a_end, In b, In b_end, Out out, Comp& comp) {
+  for (; a != a_end && b != b_end; ++out) *out = comp(*b, *a) ? std::move(*b++) : std::move(*a++);
+  out = std::move(a, a_end, out);
+  std::move(b, b_end, out);
+}
+
+template <class In, class Out, class Comp>
+void parallel_merge(ThreadPool& pool, In a, In a_end, In b, In b_end, Out out, Comp& comp) {
+  const auto na = a_end - a;
+  const auto nb = b_end - b;
+  if (na + nb <= 4 * kSortCutoff) return merge_run(a, a_end, b, b_end, out, comp);
+  // Split the longer run at its middle; the partner's split keeps ties in
+  // order: left-run elements go before equal right-run elements.
+  In a_mid;
+  In b_mid;
+  if (na >= nb) {
+    a_mid = a + na / 2;
+    b_mid = std::lower_bound(b, b_end, *a_mid, comp);
+  } else {
+    b_mid = b + nb / 2;
+    a_mid = std::upper_bound(a, a_end, *b_mid, comp);
+  }
+  const Out out_mid = out + ((a_mid - a) + (b_mid - b));
+  parallel_invoke(
+      pool, [&] { parallel_merge(pool, a, a_mid, b, b_mid, out, comp); },
+      [&] { parallel_merge(pool, a_mid, a_end, b_mid, b_end, out_mid, comp); });
+}
+
+// Sorts [lo, hi) into the range (depth odd) or into buf[0, hi - lo) (depth
+// even), `depth` halvings above the leaves. The leaves (depth 0) construct
+// every buffer slot, once, and set their flag in built[0, 2^depth); every
+// later write to the buffer is an assignment.
+template <class It, class V, class Comp>
+void merge_sort(ThreadPool& pool, It lo, It hi, V* buf, int depth, bool* built, Comp& comp) {
+  if (depth == 0) {
+    std::stable_sort(lo, hi, comp);
+    std::uninitialized_move(lo, hi, buf);
+    *built = true;
+    return;
+  }
+  const auto half = (hi - lo) / 2;
+  const std::size_t half_leaves = std::size_t{1} << (depth - 1);
+  parallel_invoke(
+      pool, [&] { merge_sort(pool, lo, lo + half, buf, depth - 1, built, comp); },
+      [&] { merge_sort(pool, lo + half, hi, buf + half, depth - 1, built + half_leaves, comp); });
+  if (depth % 2 == 0)
+    parallel_merge(pool, lo, lo + half, lo + half, hi, buf, comp);
+  else
+    parallel_merge(pool, buf, buf + half, buf + half, buf + (hi - lo), lo, comp);
+}
+
+// Destroys the buffer slots of the leaves that were built, splitting
+// [buf, buf + n) as merge_sort did.
+template <class V>
+void destroy_built(V* buf, std::ptrdiff_t n, int depth, const bool* built) noexcept {
+  if (depth == 0) {
+    if (*built) std::destroy(buf, buf + n);
+    return;
+  }
+  const auto half = n / 2;
+  destroy_built(buf, half, depth - 1, built);
+  destroy_built(buf + half, n - half, depth - 1, built + (std::size_t{1} << (depth - 1)));
+}
+
+}  // namespace detail
+
+template <std::random_access_iterator It, class Comp = std::less<>>
+void parallel_sort(ThreadPool& pool, It first, It last, Comp comp = {}) {
+  const auto n = last - first;
+  if (n < 2) return;
+  const std::ptrdiff_t per_piece = n / (16 * (static_cast<std::ptrdiff_t>(pool.size()) + 1));
+  const std::ptrdiff_t cutoff = std::max(detail::kSortCutoff, per_piece);
+  const int depth = 2 * static_cast<int>(std::bit_width(static_cast<std::size_t>(n)));
+  TaskGroup g(pool);
+  std::exception_ptr mine;
+  try {
+    detail::quick_sort(g, first, last, comp, depth, false, cutoff);
+  } catch (...) {
+    mine = std::current_exception();  // still wait: the tasks reference comp and g
+  }
+  g.wait();  // rethrows a task's exception
+  if (mine) std::rethrow_exception(mine);
+}
+
+template <std::random_access_iterator It, class Comp = std::less<>>
+void parallel_stable_sort(ThreadPool& pool, It first, It last, Comp comp = {}) {
+  using V = std::iter_value_t<It>;
+  const auto n = last - first;
+  if (n <= detail::kSortCutoff) return std::stable_sort(first, last, comp);
+  // Leaves of kSortCutoff / 2 to 2 kSortCutoff elements, at an odd depth.
+  int depth = static_cast<int>(std::bit_width(static_cast<std::size_t>(n / detail::kSortCutoff))) - 1;
+  if (depth % 2 == 0) ++depth;
+  // Slots are raw until a leaf moves into them (V needs no default
+  // constructor); `built` says which leaves did, for the failure path.
+  auto built = std::make_unique<bool[]>(std::size_t{1} << depth);
+  std::allocator<V> alloc;
+  const auto slots = static_cast<std::size_t>(n);
+  V* buf = alloc.allocate(slots);
+  try {
+    detail::merge_sort(pool, first, last, buf, depth, built.get(), comp);
+  } catch (...) {
+    detail::destroy_built(buf, n, depth, built.get());
+    alloc.deallocate(buf, slots);
+    throw;
+  }
+  std::destroy(buf, buf + n);
+  alloc.deallocate(buf, slots);
+}
+
+// The same on default_pool().
+template <class First, class... Rest>
+  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
+           requires(ThreadPool& p, First&& f, Rest&&... r) {
+             weft::parallel_sort(p, std::forward<First>(f), std::forward<Rest>(r)...);
+           })
+void parallel_sort(First&& first, Rest&&... rest) {
+  weft::parallel_sort(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
+}
+
+template <class First, class... Rest>
+  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
+           requires(ThreadPool& p, First&& f, Rest&&... r) {
+             weft::parallel_stable_sort(p, std::forward<First>(f), std::forward<Rest>(r)...);
+           })
+void parallel_stable_sort(First&& first, Rest&&... rest) {
+  weft::parallel_stable_sort(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
+}
+
+}  // namespace weft

@@ -1,0 +1,85 @@
+#include "weft/exec/parallel_find.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "algo_support.hpp"
+#include "watchdog.hpp"
+
+namespace {
+
+using weft::test::workers;
+
+TEST(ParallelFind, FirstMatchInOrderAtEveryLengthAndPosition) {
+  weft::test::Watchdog dog("find lengths");
+  for (int w : {1, 2, 3}) {
+    weft::ThreadPool pool(workers(w));
+    for (std::size_t n : weft::test::kLengths) {
+      // Matches at several places (duplicates): the first one must win.
+      for (std::size_t at : {std::size_t{0}, n / 3, n / 2, n - 1, n}) {
+        std::vector<int> v(n, 0);
+        for (std::size_t i = at; i < n; i += 1 + n / 7) v[i] = 1;
+        auto is_one = [](int x) { return x == 1; };
+        EXPECT_EQ(weft::parallel_find_if(pool, v.begin(), v.end(), is_one) - v.begin(),
+                  std::find_if(v.begin(), v.end(), is_one) - v.begin())
+            << n << " elements, first match at " << at << ", " << w << " workers";
+        EXPECT_EQ(weft::parallel_any_of(pool, v.begin(), v.end(), is_one), at < n);
+      }
+    }
+  }
+}
+
+TEST(ParallelFind, AnEarlyMatchStopsTheSearchEarly) {
+  weft::ThreadPool pool(workers(3));
+  const std::size_t n = 1'000'000;
+  std::vector<int> v(n, 0);
+  for (std::size_t at : {std::size_t{10}, std::size_t{5000}}) {
+    v[at] = 1;
+    std::atomic<long> calls{0};
+    const auto it = weft::parallel_find_if(pool, v.begin(), v.end(), [&](int x) {
+      calls.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after the call returns
+      return x == 1;
+    });
+    EXPECT_EQ(it - v.begin(), static_cast<long>(at));
+    // Searchers * (first block + at / 16) beyond the match, with room to spare.
+    EXPECT_LT(calls.load(), static_cast<long>(at + 4 * (weft::detail::kFindMinBlock + at / 8))) << "match at " << at;
+    v[at] = 0;
+  }
+}
+
+TEST(ParallelFind, ExceptionsCountAsMatchesInOrder) {
+  weft::ThreadPool pool(workers(3));
+  std::vector<int> v(200'000, 0);
+  v[150'000] = 1;   // a match
+  v[100'000] = 2;   // throws, before the match: std::find_if would throw
+  auto pred = [](int x) {
+    if (x == 2) throw std::runtime_error("boom");
+    return x == 1;
+  };
+  for (int run = 0; run < 20; ++run) EXPECT_THROW(weft::parallel_find_if(pool, v.begin(), v.end(), pred), std::runtime_error);
+  v[50'000] = 1;  // now a match comes first: the throw is never reached serially
+  for (int run = 0; run < 20; ++run) EXPECT_EQ(weft::parallel_find_if(pool, v.begin(), v.end(), pred) - v.begin(), 50'000);
+  v.assign(v.size(), 2);  // every call throws
+  EXPECT_THROW(weft::parallel_any_of(pool, v.begin(), v.end(), pred), std::runtime_error);
+  v.assign(v.size(), 0);
+  EXPECT_FALSE(weft::parallel_any_of(pool, v.begin(), v.end(), pred));
+}
+
+TEST(ParallelFind, NestedInsideATaskOfAOneWorkerPoolAndOnTheDefaultPool) {
+  weft::test::Watchdog dog("nested find on one worker");
+  weft::ThreadPool pool(workers(1));
+  std::vector<int> v(300'000, 0);
+  v[123'456] = 1;
+  auto is_one = [](int x) { return x == 1; };
+  EXPECT_EQ(pool.submit([&] { return weft::parallel_find_if(pool, v.begin(), v.end(), is_one) - v.begin(); }).get(),
+            123'456);
+  EXPECT_EQ(weft::parallel_find_if(v.begin(), v.end(), is_one) - v.begin(), 123'456);
+  EXPECT_TRUE(weft::parallel_any_of(v.begin(), v.end(), is_one));
+}
+
+}  // namespace

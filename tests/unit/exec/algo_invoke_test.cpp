@@ -1,0 +1,78 @@
+#include "weft/exec/parallel_invoke.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "algo_support.hpp"
+#include "fork_join.hpp"
+#include "watchdog.hpp"
+#include "weft/exec/default_pool.hpp"
+#include "weft/topo/topology.hpp"
+
+namespace {
+
+using weft::test::workers;
+
+TEST(ParallelInvoke, RunsEveryFunctionOnce) {
+  weft::ThreadPool pool(workers(2));
+  int a = 0;
+  int b = 0;
+  int c = 0;
+  int d = 0;
+  weft::parallel_invoke(pool, [&] { ++a; });
+  weft::parallel_invoke(pool, [&] { ++a; }, [&] { ++b; }, [&] { ++c; }, [&] { ++d; });
+  EXPECT_EQ(a, 2);
+  EXPECT_EQ(b + c + d, 3);
+}
+
+TEST(ParallelInvoke, EveryFunctionRunsEvenWhenOneThrows) {
+  weft::ThreadPool pool(workers(2));
+  for (int thrower = 0; thrower < 3; ++thrower) {
+    std::atomic<int> ran{0};
+    auto f = [&](int i) {
+      return [&ran, &thrower, i] {
+        ran.fetch_add(1);
+        if (i == thrower) throw std::runtime_error("boom");
+      };
+    };
+    EXPECT_THROW(weft::parallel_invoke(pool, f(0), f(1), f(2)), std::runtime_error) << thrower;
+    EXPECT_EQ(ran.load(), 3);
+  }
+  int x = 0;
+  weft::parallel_invoke(pool, [&] { x = 1; }, [] {});
+  EXPECT_EQ(x, 1);
+}
+
+long invoke_fib(weft::ThreadPool& pool, int n) {
+  if (n < 2) return n;
+  long a = 0;
+  long b = 0;
+  weft::parallel_invoke(pool, [&] { a = invoke_fib(pool, n - 1); }, [&] { b = invoke_fib(pool, n - 2); });
+  return a + b;
+}
+
+TEST(ParallelInvoke, NestsToAnyDepthOnAOneWorkerPool) {
+  weft::test::Watchdog dog("nested invoke on one worker");
+  weft::ThreadPool pool(workers(1));
+  EXPECT_EQ(pool.submit([&] { return invoke_fib(pool, 20); }).get(), 6765);
+  EXPECT_EQ(invoke_fib(pool, 18), weft::test::fib(pool, 18));
+}
+
+TEST(DefaultPool, OnePoolForEveryThreadSizedByAvailableParallelism) {
+  std::vector<weft::ThreadPool*> seen(8);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < seen.size(); ++t) threads.emplace_back([&seen, t] { seen[t] = &weft::default_pool(); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(std::set<weft::ThreadPool*>(seen.begin(), seen.end()).size(), 1u);
+  EXPECT_EQ(seen[0]->size(), weft::available_parallelism());
+  std::atomic<int> n{0};
+  weft::parallel_invoke([&] { n++; }, [&] { n++; });
+  EXPECT_EQ(n.load(), 2);
+}
+
+}  // namespace

@@ -1,0 +1,184 @@
+#include "weft/exec/parallel_sort.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "algo_support.hpp"
+#include "watchdog.hpp"
+
+namespace {
+
+using weft::test::workers;
+using Values = std::vector<std::int64_t>;
+
+// Inputs that have broken quicksorts: random, few distinct keys, all equal,
+// sorted, reversed, organ pipe.
+std::vector<std::pair<const char*, Values>> shapes(std::size_t n) {
+  std::vector<std::pair<const char*, Values>> s;
+  s.emplace_back("random", weft::test::random_values(n, 1'000'000'000));
+  s.emplace_back("few keys", weft::test::random_values(n, 4));
+  s.emplace_back("all equal", Values(n, 5));
+  Values up(n);
+  for (std::size_t i = 0; i < n; ++i) up[i] = static_cast<std::int64_t>(i);
+  s.emplace_back("sorted", up);
+  s.emplace_back("reversed", Values(up.rbegin(), up.rend()));
+  Values pipe(n);
+  for (std::size_t i = 0; i < n; ++i) pipe[i] = static_cast<std::int64_t>(std::min(i, n - i));
+  s.emplace_back("organ pipe", pipe);
+  return s;
+}
+
+TEST(ParallelSort, MatchesStdSortOnEveryShapeAndLength) {
+  weft::test::Watchdog dog("sort shapes");
+  for (int w : {1, 2, 3}) {
+    weft::ThreadPool pool(workers(w));
+    for (std::size_t n : weft::test::kLengths)
+      for (auto& [name, v] : shapes(n)) {
+        Values want = v;
+        std::sort(want.begin(), want.end(), std::greater<>{});
+        Values got = v;
+        weft::parallel_sort(pool, got.begin(), got.end(), std::greater<>{});
+        ASSERT_EQ(got, want) << name << ", " << n << " elements, " << w << " workers, greater";
+        std::sort(want.begin(), want.end());
+        weft::parallel_sort(pool, got.begin(), got.end());
+        ASSERT_EQ(got, want) << name << ", " << n << " elements, " << w << " workers, less";
+      }
+  }
+}
+
+// A key and where it came from; compared on the key alone.
+struct Tagged {
+  std::int64_t key;
+  std::size_t seq;
+  bool operator==(const Tagged&) const = default;
+};
+constexpr auto by_key = [](const Tagged& a, const Tagged& b) { return a.key < b.key; };
+
+TEST(ParallelStableSort, MatchesStdStableSortOnEveryShapeAndLength) {
+  weft::test::Watchdog dog("stable sort shapes");
+  for (int w : {1, 2, 3}) {
+    weft::ThreadPool pool(workers(w));
+    for (std::size_t n : weft::test::kLengths)
+      for (auto& [name, v] : shapes(n)) {
+        std::vector<Tagged> in(n);
+        for (std::size_t i = 0; i < n; ++i) in[i] = {v[i] % 1000, i};
+        auto want = in;
+        std::stable_sort(want.begin(), want.end(), by_key);
+        weft::parallel_stable_sort(pool, in.begin(), in.end(), by_key);
+        ASSERT_EQ(in, want) << name << ", " << n << " elements, " << w << " workers";
+      }
+  }
+}
+
+// Move-only, and (for the stable sort's buffer) no default constructor.
+struct Boxed {
+  explicit Boxed(std::int64_t x) : p(std::make_unique<std::int64_t>(x)) {}
+  std::unique_ptr<std::int64_t> p;
+};
+constexpr auto boxed_less = [](const Boxed& a, const Boxed& b) { return *a.p < *b.p; };
+
+std::vector<Boxed> boxed(const Values& v) {
+  std::vector<Boxed> b;
+  b.reserve(v.size());
+  for (auto x : v) b.emplace_back(x);
+  return b;
+}
+Values unbox(const std::vector<Boxed>& b) {
+  Values v;
+  for (const auto& x : b) v.push_back(*x.p);
+  return v;
+}
+
+TEST(ParallelSort, MoveOnlyElements) {
+  weft::ThreadPool pool(workers(2));
+  const auto v = weft::test::random_values(300'007, 1000);
+  Values want = v;
+  std::sort(want.begin(), want.end());
+  auto a = boxed(v);
+  weft::parallel_sort(pool, a.begin(), a.end(), boxed_less);
+  EXPECT_EQ(unbox(a), want);
+  auto b = boxed(v);
+  weft::parallel_stable_sort(pool, b.begin(), b.end(), boxed_less);
+  EXPECT_EQ(unbox(b), want);
+}
+
+// Counts live objects so that a stable sort that fails halfway is seen to
+// destroy every buffer slot it built.
+struct Live {
+  static inline std::atomic<long> count{0};
+  std::int64_t v;
+  explicit Live(std::int64_t x) : v(x) { count.fetch_add(1, std::memory_order_relaxed); }
+  Live(Live&& o) noexcept : v(o.v) { count.fetch_add(1, std::memory_order_relaxed); }
+  Live& operator=(Live&&) noexcept = default;
+  ~Live() { count.fetch_sub(1, std::memory_order_relaxed); }
+};
+
+TEST(ParallelSort, ComparatorExceptionsReachTheCallerAndNothingIsLost) {
+  weft::ThreadPool pool(workers(2));
+  const auto v = weft::test::random_values(200'000, 1000);
+  Values want = v;
+  std::sort(want.begin(), want.end());
+  for (long k : {1L, 100'000L, 2'500'000L}) {
+    weft::test::ThrowOnCall throws(k);
+    Values got = v;
+    EXPECT_THROW(weft::parallel_sort(pool, got.begin(), got.end(),
+                                     [&](std::int64_t a, std::int64_t b) {
+                                       throws.tick();
+                                       return a < b;
+                                     }),
+                 std::runtime_error)
+        << k;
+    std::sort(got.begin(), got.end());  // every element still there, once
+    EXPECT_EQ(got, want);
+    {
+      std::vector<Live> live;
+      for (auto x : v) live.emplace_back(x);
+      const long before = Live::count.load();
+      weft::test::ThrowOnCall throws2(k);
+      EXPECT_THROW(weft::parallel_stable_sort(pool, live.begin(), live.end(),
+                                              [&](const Live& a, const Live& b) {
+                                                throws2.tick();
+                                                return a.v < b.v;
+                                              }),
+                   std::runtime_error)
+          << k;
+      EXPECT_EQ(Live::count.load(), before) << "buffer slots leaked or destroyed twice";
+    }
+  }
+  Values got = v;
+  weft::parallel_stable_sort(pool, got.begin(), got.end());
+  EXPECT_EQ(got, want);
+}
+
+TEST(ParallelSort, NestedInsideATaskOfAOneWorkerPoolAndOnTheDefaultPool) {
+  weft::test::Watchdog dog("nested sort on one worker");
+  weft::ThreadPool pool(workers(1));
+  const auto v = weft::test::random_values(200'000, 1000);
+  Values want = v;
+  std::sort(want.begin(), want.end());
+  Values a = v;
+  Values b = v;
+  pool.submit([&] {
+        weft::parallel_invoke(
+            pool, [&] { weft::parallel_sort(pool, a.begin(), a.end()); },
+            [&] { weft::parallel_stable_sort(pool, b.begin(), b.end()); });
+      }).get();
+  EXPECT_EQ(a, want);
+  EXPECT_EQ(b, want);
+  a = v;
+  b = v;
+  weft::parallel_sort(a.begin(), a.end());
+  weft::parallel_stable_sort(b.begin(), b.end(), std::less<>{});
+  EXPECT_EQ(a, want);
+  EXPECT_EQ(b, want);
+}
+
+}  // namespace
