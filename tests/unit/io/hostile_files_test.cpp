@@ -32,29 +32,9 @@ namespace {
 
 using weft::Reader;
 using weft::Writer;
+using namespace weft::test;  // TempDir and the file helpers
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<std::byte> v(n);
-  for (std::byte& b : v) b = static_cast<std::byte>(rng() & 0xff);
-  return v;
-}
-
-void write_file(const std::filesystem::path& p, const std::vector<std::byte>& data) {
-  std::ofstream out(p, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  ASSERT_TRUE(out.good()) << p;
-}
-
-std::vector<std::byte> file_contents(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::byte> out(chars.size());
-  if (!chars.empty()) std::memcpy(out.data(), chars.data(), chars.size());
-  return out;
-}
 
 std::vector<std::byte> read_all(Reader& r) {
   std::vector<std::byte> out;
