@@ -354,7 +354,7 @@ TEST(ReportPage, SectionsComeFromTheRegistryAndPublished) {
   // The idle trade, with this run's figures.
   EXPECT_TRUE(contains(html, "12.0 µs in effect")) << "the spin budget in effect";
   EXPECT_TRUE(contains(html, "wake-up costs 11.0 µs"));
-  EXPECT_TRUE(contains(html, "0.25 µs after they were posted (median; p99 3.50 µs)"));
+  EXPECT_TRUE(contains(html, "0.25 µs after they were posted (median; p99 3.50 µs): under a wake-up"));
   EXPECT_TRUE(contains(html, "tbb 17.0"));
   EXPECT_TRUE(contains(html, "weft burnt 1500 ms of CPU per 2 s, the other pools (ms) tbb 40.0"));
 }

@@ -467,16 +467,20 @@ void explain_idle(Page& pg) {
         if (const auto x = median(idle, v, metric)) list += (list.empty() ? "" : ", ") + v + " " + num(*x);
     return list.empty() ? std::string("no other pool measured") : list;
   };
+  const double wake_us = d.value("calibration", json::object()).value("wake_ns", 0.0) / 1e3;
   std::string text = fmt::format(
       "<p><b>The trade weft makes.</b> Its idle workers spin for a measured budget ({} µs in effect here) before "
       "they park. Ski rental: spinning longer than a park+wake round trip cannot pay, so the budget is that round "
-      "trip and no more. A futex wake-up costs {} µs here (median of <code>weft::calibrate()</code>).",
-      num(d.value("default_spin_ns", 0.0) / 1e3), num(d.value("calibration", json::object()).value("wake_ns", 0.0) / 1e3));
+      "trip and no more. A futex wake-up costs {} µs here (median of <code>weft::calibrate()</code>), and a task "
+      "that arrives while a worker still spins does not pay it.",
+      num(d.value("default_spin_ns", 0.0) / 1e3), num(wake_us));
   if (const auto lat = median(idle, "weft", "start_latency_us"))
-    text += fmt::format(" So a task that arrives while a worker still spins starts without one: with one task per "
-                        "millisecond, weft started tasks {} µs after they were posted (median; p99 {} µs), where "
-                        "the other pools took (median µs) {}.",
+    text += fmt::format(" With one task per millisecond, weft started tasks {} µs after they were posted (median; "
+                        "p99 {} µs){}; the other pools took (median µs) {}.",
                         num(*lat), num_or_dash(median(idle, "weft", "start_latency_p99_us")),
+                        *lat < wake_us ? ": under a wake-up, so a spinning worker caught them"
+                                       : ", no faster than a wake-up: in this run its workers had parked or had no "
+                                         "CPU when the tasks came (a loaded machine, or more threads than CPUs)",
                         others("start_latency_us"));
   else
     text += " This run has no post-to-start latency rows.";
