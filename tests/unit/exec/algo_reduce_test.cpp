@@ -190,7 +190,7 @@ TEST(ParallelReduce, DefaultPoolForms) {
   const auto v = weft::test::random_values(50'000, 100);
   const std::int64_t want = std::accumulate(v.begin(), v.end(), std::int64_t{0});
   EXPECT_EQ(weft::parallel_reduce(v.begin(), v.end(), std::int64_t{0}, std::plus<>{}), want);
-  EXPECT_EQ(weft::parallel_reduce(v.begin(), v.end(), std::int64_t{0}, std::plus<>{}, 10), want);
+  EXPECT_EQ(weft::parallel_reduce(v.begin(), v.end(), std::int64_t{0}, std::plus<>{}, std::size_t{10}), want);
   EXPECT_EQ(weft::parallel_transform_reduce(v.begin(), v.end(), std::int64_t{0}, std::plus<>{}, std::identity{}), want);
   EXPECT_EQ(weft::parallel_reduce(0, 1000, 0, std::plus<>{}, [](int a, int b) { return b - a; }), 1000);
 }
