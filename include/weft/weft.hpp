@@ -2,6 +2,7 @@
 #pragma once
 
 #include "weft/error.hpp"
+#include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
 #include "weft/exec/future.hpp"
 #include "weft/exec/parallel_find.hpp"

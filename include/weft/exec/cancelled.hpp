@@ -1,0 +1,19 @@
+// weft/exec/cancelled.hpp — what waiting on cancelled work throws.
+//
+// Work that was cancelled before it started never runs. Whoever waits for
+// it learns so from this exception: Future<T>::get() of a cancelled task,
+// and TaskGroup::wait() of a group that skipped tasks. Work already running
+// when the cancellation came runs to its end; its own exception, if it
+// throws one, is what the wait rethrows instead.
+#pragma once
+
+#include <exception>
+
+namespace weft {
+
+class cancelled : public std::exception {
+ public:
+  const char* what() const noexcept override { return "weft: the work was cancelled before it ran"; }
+};
+
+}  // namespace weft
