@@ -10,6 +10,8 @@
 //
 // try_push/try_pop never block; push/pop spin within WaitOptions, then sleep
 // until the other side makes room or adds an item (see detail/queue/wait_slot.hpp).
+// push(v, stop_token)/pop(stop_token) also return once a stop is requested
+// on the token (false / an empty optional), woken by the request itself.
 //
 // Memory ordering: constructing an item in try_push happens before the
 // try_pop that returns it.
@@ -106,7 +108,8 @@ class MpmcQueue : public detail::BlockingQueueOps<MpmcQueue<T>, T> {
     }
   }
 
-  // Blocking forms: wait while full / empty.
+  // Blocking forms: wait while full / empty (with a std::stop_token: or
+  // until a stop is requested).
   using Blocking::pop;
   using Blocking::push;
 

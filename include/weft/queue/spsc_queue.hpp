@@ -5,6 +5,8 @@
 // try_push/try_pop never block; push/pop spin within WaitOptions, then sleep
 // until the other side makes room or adds an item (see detail/queue/wait_slot.hpp:
 // a push wakes a sleeping pop at once; a try_push is noticed within 1 ms).
+// push(v, stop_token)/pop(stop_token) also return once a stop is requested
+// on the token (false / an empty optional), woken by the request itself.
 //
 // Memory ordering: constructing an item in try_push happens before the
 // try_pop that returns it.
@@ -90,7 +92,8 @@ class SpscQueue : public detail::BlockingQueueOps<SpscQueue<T>, T> {
     return out;
   }
 
-  // Blocking forms: wait while full / empty.
+  // Blocking forms: wait while full / empty (with a std::stop_token: or
+  // until a stop is requested).
   using Blocking::pop;
   using Blocking::push;
 

@@ -3,6 +3,9 @@
 // set() lets every current and future wait() return until reset(). wait()
 // spins within WaitOptions (wait_options.hpp), then sleeps on a futex.
 // is_set() never blocks. Any number of threads may wait, set and reset.
+// wait(stop_token) also returns (false) once a stop is requested on the
+// token: the request wakes the sleeper through a std::stop_callback, with
+// no polling (docs/guide/cancellation.md).
 //
 // Memory ordering: everything a thread did before set() happens before
 // everything a waiter does after a wait()/is_set() that observed that set.
@@ -16,14 +19,18 @@
 //
 // State (one 32-bit word on a cache line of its own):
 //
-//   state         meaning                       set()                 wait()                      reset()
-//   ------------  ----------------------------  --------------------  --------------------------  --------------
-//   kUnset        not set, nobody asleep        -> kSet               spin, then -> kWaiters, sleep  stays
-//   kSet          set                           stays                 returns                     -> kUnset
-//   kWaiters      not set, someone may sleep    -> kSet + futex wake  sleep                       stays
+//   state         meaning                     set()                 wait()                         reset()   a waiter's stop
+//   ------------  --------------------------  --------------------  -----------------------------  --------  ----------------
+//   kUnset        not set, nobody asleep      -> kSet               spin, then -> kWaiters, sleep  stays     -> kWaiters + wake
+//   kSet          set                         stays                 returns                        -> kUnset stays (an RMW)
+//   kWaiters + g  not set, someone may sleep  -> kSet + futex wake  sleep                          stays     -> g + 1, wake
 //
 // set() exchanges in kSet and makes the wake system call only when it saw
-// kWaiters, so setting an event nobody sleeps on costs one atomic exchange.
+// kWaiters or above, so setting an event nobody sleeps on costs one atomic
+// exchange. A stop requested on a waiter's token changes the word with a
+// release RMW (bumping g, the only reason it moves) and wakes every sleeper:
+// the stopped waiter returns, the others see a spurious wake-up and sleep
+// again on the new value (weft/detail/sync/wait.hpp says why no stop is lost).
 // reset() is a compare-exchange kSet->kUnset, so it can never overwrite
 // kWaiters with kUnset (which would strand the sleepers). The values are
 // detail::EventWord's (weft/detail/sync/word_states.hpp); the waiting side
@@ -33,6 +40,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <stop_token>
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/sched_point.hpp"
@@ -51,13 +59,13 @@ class Event {
     detail::sched_point();
     // release: publishes the setter's writes to every waiter's acquire.
     // Exchange rather than store: the old value says whether anyone sleeps.
-    if (state_.exchange(W::kSet, std::memory_order_release) == W::kWaiters) wake_slow();
+    if (state_.exchange(W::kSet, std::memory_order_release) >= W::kWaiters) wake_slow();
   }
 
   void reset() noexcept {
     detail::sched_point();
     std::uint32_t expected = W::kSet;
-    // relaxed: reset publishes nothing; it only has to leave kWaiters alone,
+    // relaxed: reset publishes nothing; it only has to leave waiters alone,
     // which the compare-exchange guarantees.
     state_.compare_exchange_strong(expected, W::kUnset, std::memory_order_relaxed,
                                    std::memory_order_relaxed);
@@ -78,10 +86,18 @@ class Event {
     return wait_slow(opts, timeout);
   }
 
+  // True if the event was set; false if a stop was requested on `stop` first
+  // (when both happened, either answer may come back).
+  bool wait(std::stop_token stop, const WaitOptions& opts = {}) const noexcept {
+    if (is_set()) return true;
+    return wait_slow(opts, stop);
+  }
+
  private:
   using W = detail::EventWord;
 
   bool wait_slow(const WaitOptions& opts, std::chrono::nanoseconds timeout) const noexcept;
+  bool wait_slow(const WaitOptions& opts, const std::stop_token& stop) const noexcept;
   void wake_slow() noexcept;
 
   // mutable: waiters announce themselves (kUnset -> kWaiters) from const wait().

@@ -25,6 +25,24 @@
 //   std::chrono::nanoseconds max_sleep() (zero: none) — a protocol whose
 //                          notifier may skip the wake call sleeps in slices
 //
+// A wait may also carry a std::stop_token: wait_until(p, opts, deadline,
+// stop) ends, returning give_up(), once a stop is requested, and a protocol
+// used so provides one more hook:
+//
+//   void stop_wake()       run by a std::stop_callback on the thread that
+//                          requests the stop: a release RMW that changes the
+//                          word so that no sleeper's `expected` matches it any
+//                          more, then a futex wake of its sleepers
+//
+// The engine registers the callback for the length of the wait and looks at
+// the token after each announce() that says kSleep. No lost wake-up: if
+// announce() read the word before stop_wake() changed it, the futex finds
+// a different value or is woken; if it read the change or a later RMW (a
+// release sequence), the stop request happens before the engine's look at
+// the token, which then sees it. Other waiters on the word see a spurious
+// wake-up and sleep again. No polling: without a stop the callback never
+// runs, and a wait without a token registers none.
+//
 // sched_point() stands before announce() and before the futex call, the
 // two steps whose interleaving with the notifier the protocols argue about.
 #pragma once
@@ -33,6 +51,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <stop_token>
+#include <utility>
 
 #include "weft/detail/sched_point.hpp"
 #include "weft/detail/sync/futex.hpp"
@@ -83,15 +103,17 @@ struct WaitProtocolBase {
   static std::chrono::nanoseconds max_sleep() noexcept { return std::chrono::nanoseconds::zero(); }
 };
 
-// Returns true once the protocol's announce() said kDone; false only when
-// `deadline` passed first (then the protocol's give_up() decides).
-template <class Protocol>
-bool wait_until(Protocol& p, const WaitOptions& opts, Deadline deadline = {}) noexcept {
+// The loop of wait_until. kStoppable: `stop` may end it; otherwise `stop`
+// is null and the loop is the plain one, with no look at any token.
+template <bool kStoppable, class Protocol>
+bool wait_loop(Protocol& p, const WaitOptions& opts, Deadline deadline, const std::stop_token* stop) noexcept {
+  const auto stopped = [stop]() noexcept { return kStoppable && stop->stop_requested(); };
   for (;;) {
     while (p.helps() && !p.poll() && p.help()) {
     }
-    const SpinOutcome spun = spin_until([&p] { return p.poll(); }, opts);
-    if (Protocol::kPollDecides && spun.satisfied) {
+    const SpinOutcome spun = spin_until([&p, &stopped] { return p.poll() || stopped(); }, opts);
+    // A spin ended by a stop goes on to announce(), which decides.
+    if (Protocol::kPollDecides && spun.satisfied && (!kStoppable || p.poll())) {
       adapt(spun, opts, 0);
       return true;
     }
@@ -104,7 +126,9 @@ bool wait_until(Protocol& p, const WaitOptions& opts, Deadline deadline = {}) no
       }
       if (step.kind == WaitStep::kRetry) continue;
       const std::int64_t sleep_ns = deadline.next_sleep_ns(p.max_sleep());
-      if (sleep_ns < 0) {
+      if (sleep_ns < 0 || stopped()) {
+        // The announcement stands without a sleep: undo it as a wake-up would.
+        p.woke();
         adapt(spun, opts, now_ns());
         return p.give_up();
       }
@@ -121,6 +145,24 @@ bool wait_until(Protocol& p, const WaitOptions& opts, Deadline deadline = {}) no
       }
     }
   }
+}
+
+// Returns true once the protocol's announce() said kDone; false only when
+// `deadline` passed first (then the protocol's give_up() decides).
+template <class Protocol>
+bool wait_until(Protocol& p, const WaitOptions& opts, Deadline deadline = {}) noexcept {
+  return wait_loop<false>(p, opts, deadline, nullptr);
+}
+
+// As above, and also ends (returning give_up()) once a stop is requested on
+// `stop`; the protocol provides stop_wake() (see the top of this file).
+template <class Protocol>
+bool wait_until(Protocol& p, const WaitOptions& opts, Deadline deadline, const std::stop_token& stop) noexcept {
+  if (!stop.stop_possible()) return wait_loop<false>(p, opts, deadline, nullptr);
+  auto wake = [&p]() noexcept { p.stop_wake(); };
+  // Runs wake() at once if the stop was already requested: a spare wake-up.
+  const std::stop_callback<decltype(wake)> on_stop(stop, std::move(wake));
+  return wait_loop<true>(p, opts, deadline, &stop);
 }
 
 // The waiter-bit protocol shared by Future and TaskGroup waits: the

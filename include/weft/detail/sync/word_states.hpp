@@ -11,7 +11,7 @@ namespace weft::detail {
 struct EventWord {
   static constexpr std::uint32_t kUnset = 0;
   static constexpr std::uint32_t kSet = 1;
-  static constexpr std::uint32_t kWaiters = 2;
+  static constexpr std::uint32_t kWaiters = 2;  // and above: a stop's wake-up bumps the value
 };
 
 struct ParkerWord {
