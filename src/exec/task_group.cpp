@@ -6,6 +6,7 @@
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/error.hpp"
+#include "weft/exec/cancelled.hpp"
 
 namespace weft {
 
@@ -54,11 +55,17 @@ void TaskGroup::wait() {
   // relaxed: clears our bit when nothing is pending; if a run() raced in,
   // the bit stays and only costs a spare wake call.
   state_.compare_exchange_strong(w, 0, std::memory_order_relaxed, std::memory_order_relaxed);
+  // relaxed: the count reaching zero (acquire above) ordered every skip
+  // before us, and the group is quiet now. A load first: the common wait
+  // skipped nothing and writes nothing.
+  const bool skipped = skipped_.load(std::memory_order_relaxed);
+  if (skipped) skipped_.store(false, std::memory_order_relaxed);
   if (error_claimed_.load(std::memory_order_acquire)) {  // acquire: pairs with record()
     std::exception_ptr e = std::exchange(error_, nullptr);
     error_claimed_.store(false, std::memory_order_relaxed);  // relaxed: the group is quiet now
     std::rethrow_exception(e);
   }
+  if (skipped) throw cancelled();
 }
 
 TaskGroup::~TaskGroup() {

@@ -20,16 +20,50 @@
 // goes to weft's error handler (weft/error.hpp; by default a line on
 // stderr), since a destructor must not throw; it is never lost silently.
 //
+// Cancellation (docs/guide/cancellation.md). cancel(), or a stop requested
+// on the token the group was built with, cancels the group for good: a task
+// not yet started never runs (its callable is destroyed unrun: by the worker
+// that takes it from the queue, or at once by a run() after the cancel);
+// a task already running runs to its end. wait() still waits for the running
+// ones, then throws weft::cancelled if a task was skipped since the last
+// wait() — unless a task threw, whose exception takes precedence (it says
+// more than "something did not run"). cancel() may be called from any
+// thread, the group's own tasks included, any number of times.
+//
+//   group      run(f)                  a worker takes a task    cancel()/stop    wait()
+//   ---------  ----------------------  -----------------------  ---------------  ------------------------------
+//   active     queues f (pending + 1)  runs it (pending - 1)    -> cancelled     waits for pending == 0;
+//                                                                                rethrows a task's exception
+//   cancelled  destroys f, skipped     destroys it unrun,       stays            waits for pending == 0; a task's
+//                                      skipped (pending - 1)                     exception, else cancelled if skipped
+//
+// Each task is claimed once, by the one thread that took it from the queue:
+// it reads the cancelled flag and either runs or skips; nothing else touches
+// it, so no task is both run and skipped (tests/model/group_cancel.pml).
+// A skip costs the pop, the destructor, a free and the count: no wake-up
+// and no exception object per task. Cancelling wakes nobody: the workers
+// drain the queued tasks as they would have run them.
+//
+// The stop token: the group registers a std::stop_callback that calls
+// cancel(); the destructor deregisters it before the group's memory goes
+// (std::stop_callback's destructor waits for a callback running on another
+// thread), so a stop racing the group's destruction is safe.
+//
 // Memory ordering: everything a task did happens before wait() returns.
+// cancel() publishes nothing: a task that starts just as the group is
+// cancelled may run (it started first); one that reads the flag set never
+// runs. is_cancelled() is a snapshot.
 //
 // State word: (pending tasks << 1) | waiter bit. run() adds 2; a finishing
-// task subtracts 2 and wakes the futex if that left 0 pending with the
-// waiter bit set; a waiter about to sleep sets the bit (src/exec/task_group.cpp).
+// or skipped task subtracts 2 and wakes the futex if that left 0 pending
+// with the waiter bit set; a waiter about to sleep sets the bit
+// (src/exec/task_group.cpp).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
@@ -57,6 +91,8 @@ extern thread_local constinit GroupFrame* t_group_frames;
 class TaskGroup {
  public:
   explicit TaskGroup(ThreadPool& pool) noexcept : pool_(pool) {}
+  // Cancelled when a stop is requested on `stop` (at once if it already was).
+  TaskGroup(ThreadPool& pool, std::stop_token stop) noexcept : pool_(pool), on_stop_(std::move(stop), Canceller{this}) {}
   ~TaskGroup();
   TaskGroup(const TaskGroup&) = delete;
   TaskGroup& operator=(const TaskGroup&) = delete;
@@ -65,6 +101,10 @@ class TaskGroup {
   void run(F&& f) {
     using Fn = std::decay_t<F>;
     detail::sched_point();
+    if (is_cancelled()) {
+      skip();
+      return;
+    }
     // relaxed: the count only has to be in place before the task can finish,
     // which the push's release orders.
     if (state_.fetch_add(2, std::memory_order_relaxed) >= kMaxPending) {
@@ -81,8 +121,21 @@ class TaskGroup {
     pool_.push(t);  // on failure the task's discard() has called finish_one()
   }
 
-  // Waits for every task run() so far; rethrows the first exception.
+  // Waits for every task run() so far; rethrows the first exception a task
+  // threw, else throws weft::cancelled if a task was skipped since the last
+  // wait().
   void wait();
+
+  // Cancels the group: queued tasks and later run()s are skipped.
+  void cancel() noexcept {
+    detail::sched_point();
+    // relaxed: the flag carries no data; each task reads it once, and either
+    // answer is a legal outcome of a cancel racing that task's start.
+    cancelled_.store(true, std::memory_order_relaxed);
+  }
+  [[nodiscard]] bool is_cancelled() const noexcept {
+    return cancelled_.load(std::memory_order_relaxed);  // relaxed: a snapshot, as in cancel()
+  }
 
  private:
   static constexpr std::uint32_t kMaxPending = 0xfffffffeu;
@@ -99,6 +152,15 @@ class TaskGroup {
     static void execute_impl(detail::Task* t) noexcept {
       auto* self = static_cast<GroupTask*>(t);
       TaskGroup* g = self->group;
+      // The claim: this thread alone took the task from the queue, so this
+      // one read decides between running and skipping it.
+      detail::sched_point();
+      if (g->is_cancelled()) {
+        detail::delete_task(self);
+        g->skip();
+        g->finish_one();
+        return;
+      }
       detail::GroupFrame frame{g, detail::t_group_frames};
       detail::t_group_frames = &frame;
       try {
@@ -118,7 +180,19 @@ class TaskGroup {
     }
   };
 
+  struct Canceller {
+    TaskGroup* group;
+    void operator()() const noexcept { group->cancel(); }
+  };
+
   void record(std::exception_ptr e) noexcept;
+  void skip() noexcept {
+    // relaxed: wait() reads the flag after the count reached zero, which the
+    // skipping worker's finish_one() orders after this (a skipping run() is
+    // ordered before wait() as every run() must be).
+    // A load first, so a burst of skips writes the line once.
+    if (!skipped_.load(std::memory_order_relaxed)) skipped_.store(true, std::memory_order_relaxed);
+  }
   [[nodiscard]] bool running_on_this_thread() const noexcept;
   void finish_one() noexcept;
   static bool done(std::uint32_t w) noexcept { return (w >> 1) == 0; }
@@ -128,7 +202,15 @@ class TaskGroup {
   alignas(detail::kCacheLine) std::atomic<std::uint32_t> state_{0};
   // Set once by the first task that throws (error_claimed_ arbitrates).
   std::atomic<bool> error_claimed_{false};
+  // Set by cancel() or the stop callback on any thread; read by every task
+  // as it starts (on the state word's line, which the task writes anyway).
+  std::atomic<bool> cancelled_{false};
+  // Set by whoever skips a task; read and cleared by wait().
+  std::atomic<bool> skipped_{false};
   std::exception_ptr error_;
+  // Last: destroyed first, so no stop callback can run on a group whose
+  // members are going away (its destructor waits for one in flight).
+  std::stop_callback<Canceller> on_stop_{std::stop_token{}, Canceller{this}};
 };
 
 }  // namespace weft
