@@ -69,6 +69,8 @@ class PoolCore {
 
  public:
   void execute(Worker& w, Task* t) noexcept;
+  // See ThreadPool::take_back().
+  std::size_t take_back(bool (*take)(Task*, const void*) noexcept, const void* ctx) noexcept;
 
  private:
   PoolOptions options_;

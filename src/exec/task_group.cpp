@@ -31,6 +31,44 @@ void TaskGroup::record(std::exception_ptr e) noexcept {
   if (!error_claimed_.exchange(true, std::memory_order_acq_rel)) error_ = std::move(e);
 }
 
+void TaskGroup::cancel() noexcept {
+  detail::sched_point();
+  // relaxed: the flag carries no data; each task reads it once, and either
+  // answer is a legal outcome of a cancel racing that task's start.
+  cancelled_.store(true, std::memory_order_relaxed);
+  take_back_queued();
+}
+
+void TaskGroup::discard_task(detail::Task* t) noexcept {
+  auto* self = static_cast<GroupTaskBase*>(t);
+  TaskGroup* g = self->group;
+  self->destroy(self);
+  g->finish_one();
+}
+
+bool TaskGroup::take_mine(detail::Task* t, const void* group) noexcept {
+  if (t->discard != &discard_task) return false;
+  auto* self = static_cast<GroupTaskBase*>(t);
+  if (self->group != group) return false;
+  self->destroy(self);
+  return true;
+}
+
+// The cheap way to skip: the tasks still in the calling thread's own deque
+// leave it in one step, are destroyed here (their blocks go back to this
+// thread's free lists, no remote free), and leave the count in one RMW,
+// instead of a steal, a remote free and a fetch_sub each on the workers.
+void TaskGroup::take_back_queued() noexcept {
+  const std::size_t n = pool_.take_back(&TaskGroup::take_mine, this);
+  if (n == 0) return;
+  skip();
+  detail::sched_point();
+  // acq_rel and the wake: as in finish_one(), for n tasks at once.
+  const std::uint32_t two_n = static_cast<std::uint32_t>(2 * n);
+  if (state_.fetch_sub(two_n, std::memory_order_acq_rel) == (two_n | kWaiter))
+    detail::futex_wake(state_, detail::kWakeAll);
+}
+
 void TaskGroup::finish_one() noexcept {
   detail::sched_point();
   // acq_rel: release publishes the task's effects to wait()'s acquire; the
@@ -41,6 +79,9 @@ void TaskGroup::finish_one() noexcept {
 }
 
 void TaskGroup::wait() {
+  // A group cancelled by a stop (on another thread) still has the tasks
+  // this thread queued in its deque: take them back rather than wait.
+  if (is_cancelled()) take_back_queued();
   // acquire: pairs with finish_one()'s release.
   if (!done(state_.load(std::memory_order_acquire))) {
     // Only a wait that would block can be one from inside: the calling task
@@ -69,6 +110,7 @@ void TaskGroup::wait() {
 }
 
 TaskGroup::~TaskGroup() {
+  if (is_cancelled()) take_back_queued();
   if (!done(state_.load(std::memory_order_acquire)))  // acquire: as in wait()
     detail::block_on(state_, &TaskGroup::done, kWaiter, detail::on_worker_thread());
   if (error_claimed_.load(std::memory_order_acquire) && error_) {

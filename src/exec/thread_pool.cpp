@@ -243,6 +243,27 @@ void PoolCore::push(Task* t) {
   idle_.notify_one();
 }
 
+std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const void* ctx) noexcept {
+  WorkerContext& c = this_worker();
+  Source* s = nullptr;
+  if (c.pool == this) {
+    s = &c.worker->source;
+  } else if (InjectorCache& cache = injector_cache(); cache.pool_id == id_) {
+    s = cache.source;
+  }
+  if (s == nullptr) return 0;
+  const auto taken = static_cast<std::uint64_t>(s->deque.take_all([take, ctx](Task* t) { return take(t, ctx); }));
+  // Taken back before any worker saw them: they no longer count as pushed.
+  // relaxed: owner-written counter, read by wait_idle() after its fence.
+  s->pushed.store(s->pushed.load(std::memory_order_relaxed) - taken, std::memory_order_relaxed);
+  sched_point();
+  // seq_cst fence: the tasks put back are pushes like any other (see push()):
+  // a worker that saw the deque empty meanwhile may have gone to sleep.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  idle_.notify_one();
+  return static_cast<std::size_t>(taken);
+}
+
 bool PoolCore::anything_queued() const noexcept {
   for (const auto& w : workers_)
     if (!w->source.deque.empty()) return true;
@@ -366,6 +387,10 @@ void PoolCore::record_exception(std::exception_ptr e) noexcept {
 ThreadPool::ThreadPool(PoolOptions options) : core_(std::make_unique<detail::PoolCore>(std::move(options))) {}
 ThreadPool::~ThreadPool() = default;  // PoolCore's destructor shuts down and joins
 void ThreadPool::push(detail::Task* t) { core_->push(t); }
+std::size_t ThreadPool::take_back(bool (*take)(detail::Task*, const void*) noexcept, const void* ctx) noexcept {
+  return core_->take_back(take, ctx);
+}
+
 void ThreadPool::wait_idle() { core_->wait_idle(); }
 void ThreadPool::shutdown() { core_->shutdown(); }
 int ThreadPool::size() const noexcept { return core_->size(); }

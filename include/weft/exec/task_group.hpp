@@ -40,9 +40,13 @@
 // Each task is claimed once, by the one thread that took it from the queue:
 // it reads the cancelled flag and either runs or skips; nothing else touches
 // it, so no task is both run and skipped (tests/model/group_cancel.pml).
-// A skip costs the pop, the destructor, a free and the count: no wake-up
-// and no exception object per task. Cancelling wakes nobody: the workers
-// drain the queued tasks as they would have run them.
+// cancel() and a wait() on a cancelled group first take back, in one step
+// (ThreadPool::take_back: one CAS against the thieves), the group's tasks
+// still in the calling thread's own queue — usually nearly all of them, as
+// the thread that run() them is the one that cancels or waits — and destroy
+// them there: no steal, no remote free, one count for all. A task a worker
+// took first is skipped by that worker: the pop, the destructor, a free and
+// the count. No wake-up and no exception object per task.
 //
 // The stop token: the group registers a std::stop_callback that calls
 // cancel(); the destructor deregisters it before the group's memory goes
@@ -126,13 +130,10 @@ class TaskGroup {
   // wait().
   void wait();
 
-  // Cancels the group: queued tasks and later run()s are skipped.
-  void cancel() noexcept {
-    detail::sched_point();
-    // relaxed: the flag carries no data; each task reads it once, and either
-    // answer is a legal outcome of a cancel racing that task's start.
-    cancelled_.store(true, std::memory_order_relaxed);
-  }
+  // Cancels the group: queued tasks and later run()s are skipped. The
+  // group's tasks the calling thread queued itself (in its own deque) are
+  // taken back and destroyed here, at once.
+  void cancel() noexcept;
   [[nodiscard]] bool is_cancelled() const noexcept {
     return cancelled_.load(std::memory_order_relaxed);  // relaxed: a snapshot, as in cancel()
   }
@@ -140,14 +141,23 @@ class TaskGroup {
  private:
   static constexpr std::uint32_t kMaxPending = 0xfffffffeu;
 
-  template <class F>
-  struct GroupTask final : detail::Task {
-    F fn;
+  // The part every group task shares: `discard` is the one function
+  // discard_task for all of them, which is how take_back() recognises the
+  // group's tasks among others; `destroy` frees one without accounting.
+  struct GroupTaskBase : detail::Task {
     TaskGroup* group;
+    void (*destroy)(GroupTaskBase*) noexcept;
+  };
+
+  template <class F>
+  struct GroupTask final : GroupTaskBase {
+    F fn;
     template <class G>
-    GroupTask(G&& g, TaskGroup* grp) : fn(std::forward<G>(g)), group(grp) {
+    GroupTask(G&& g, TaskGroup* grp) : fn(std::forward<G>(g)) {
       execute = &execute_impl;
-      discard = &discard_impl;
+      discard = &discard_task;
+      group = grp;
+      destroy = &destroy_impl;
     }
     static void execute_impl(detail::Task* t) noexcept {
       auto* self = static_cast<GroupTask*>(t);
@@ -172,13 +182,13 @@ class TaskGroup {
       detail::delete_task(self);
       g->finish_one();
     }
-    static void discard_impl(detail::Task* t) noexcept {
-      auto* self = static_cast<GroupTask*>(t);
-      TaskGroup* g = self->group;
-      detail::delete_task(self);
-      g->finish_one();
-    }
+    static void destroy_impl(GroupTaskBase* t) noexcept { detail::delete_task(static_cast<GroupTask*>(t)); }
   };
+
+  static void discard_task(detail::Task* t) noexcept;
+  // take_back()'s filter: destroys `t` if it is one of `group`'s tasks.
+  static bool take_mine(detail::Task* t, const void* group) noexcept;
+  void take_back_queued() noexcept;
 
   struct Canceller {
     TaskGroup* group;

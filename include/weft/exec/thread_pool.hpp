@@ -33,6 +33,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -133,6 +134,11 @@ class ThreadPool {
  private:
   friend class TaskGroup;
   void push(detail::Task* t);
+  // For TaskGroup::cancel(): empties the calling thread's own deque in this
+  // pool (a worker's, or the injection deque it submits through) in one
+  // step, offers each task to take(t, ctx), which destroys the ones it wants
+  // and returns true for them, and puts the rest back. Returns how many it took.
+  std::size_t take_back(bool (*take)(detail::Task*, const void*) noexcept, const void* ctx) noexcept;
   std::unique_ptr<detail::PoolCore> core_;
 };
 

@@ -92,6 +92,33 @@ class WorkStealingDeque {
     return array_.load(std::memory_order_relaxed)->slot(b).load(std::memory_order_relaxed);
   }
 
+  // Owner only: takes every task at once (one CAS of top_ against the
+  // thieves) and offers each, oldest first, to `take` (bool(Task*)): a task
+  // it returns true for is the caller's now; the others go back in, in their
+  // order. Returns how many it took. Thieves that read a slot of the taken
+  // range fail their CAS (top_ moved past it), as against pop().
+  template <class Take>
+  std::int64_t take_all(Take&& take) {
+    // acquire: pairs with thieves' CAS on top_, as in push().
+    std::int64_t t = top_.load(std::memory_order_acquire);
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    // seq_cst: the same total order as the thieves' CAS and pop()'s.
+    while (t < b && !top_.compare_exchange_weak(t, b, std::memory_order_seq_cst, std::memory_order_acquire)) {
+    }
+    if (t >= b) return 0;
+    Array* a = array_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    // Kept tasks are compacted to the front of the taken range (a write
+    // never passes the read), so pushing them back, which writes slots from
+    // b on, can only overwrite slots already read (b - t <= capacity).
+    std::int64_t kept = t;
+    for (std::int64_t i = t; i < b; ++i) {
+      Task* x = a->slot(i).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
+      if (!take(x)) a->slot(kept++).store(x, std::memory_order_relaxed);  // relaxed: private until pushed
+    }
+    for (std::int64_t i = t; i < kept; ++i) push(a->slot(i).load(std::memory_order_relaxed));  // relaxed: as above
+    return b - t - (kept - t);
+  }
+
   // Any thread.
   Steal steal(Task*& out) {
     // acquire: pairs with the CAS of other thieves (slots they emptied).
