@@ -38,12 +38,16 @@ struct Counted {
   void operator()() const { b->ran.fetch_add(1, std::memory_order_relaxed); }
 };
 
+weft::PoolOptions workers(int n) {
+  weft::PoolOptions o;
+  o.workers = n;
+  return o;
+}
+
 TEST(CancelStress, GroupsCancelledWhileTheirTasksRunAndSpawn) {
   const std::int64_t rounds = weft::test::stress_count(400, 40);
   weft::test::Watchdog dog("groups cancelled while running");
-  weft::PoolOptions o;
-  o.workers = 3;
-  weft::ThreadPool pool(o);
+  weft::ThreadPool pool(workers(3));
   for (std::int64_t r = 0; r < rounds; ++r) {
     Books b;
     bool threw = false;
@@ -90,9 +94,7 @@ TEST(CancelStress, GroupsCancelledWhileTheirTasksRunAndSpawn) {
 TEST(CancelStress, StopsRacingGroupDestruction) {
   const std::int64_t rounds = weft::test::stress_count(2000, 200);
   weft::test::Watchdog dog("stops racing group destruction");
-  weft::PoolOptions o;
-  o.workers = 2;
-  weft::ThreadPool pool(o);
+  weft::ThreadPool pool(workers(2));
   for (std::int64_t r = 0; r < rounds; ++r) {
     std::stop_source src;
     std::thread requester([&] { src.request_stop(); });
