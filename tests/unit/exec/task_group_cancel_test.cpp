@@ -48,22 +48,32 @@ class Counted {
   Books* b_;
 };
 
-// Occupies every worker of `pool` until release(), so what is run() meanwhile
-// stays queued.
+// Occupies `n` workers of `pool` until release(), so what is run()
+// meanwhile stays queued. Destruction releases them and waits until their
+// tasks are done with the gate.
 class Blocker {
  public:
-  Blocker(weft::ThreadPool& pool, int n) {
+  Blocker(weft::ThreadPool& pool, int n) : n_(n) {
     for (int i = 0; i < n; ++i)
       pool.post([this] {
         started_.fetch_add(1);
         gate_.wait();
+        finished_.fetch_add(1);
       });
     while (started_.load() < n) std::this_thread::yield();
+  }
+  Blocker(const Blocker&) = delete;
+  Blocker& operator=(const Blocker&) = delete;
+  ~Blocker() {
+    release();
+    while (finished_.load() < n_) std::this_thread::yield();
   }
   void release() { gate_.set(); }
 
  private:
+  int n_;
   std::atomic<int> started_{0};
+  std::atomic<int> finished_{0};
   weft::Event gate_;
 };
 
@@ -108,6 +118,35 @@ TEST(TaskGroupCancel, QueuedTasksAreSkippedRunningOnesFinish) {
     EXPECT_EQ(b.ran.load(), 0) << "every queued task started after the cancel";
     EXPECT_EQ(b.alive(), 0);
   }
+}
+
+TEST(TaskGroupCancel, OtherWorkTakenBackWithTheGroupsTasksStillRuns) {
+  // cancel() empties the calling thread's own queue in one step: the
+  // group's tasks are destroyed there, everything else must go back in.
+  weft::test::Watchdog dog("take back keeps foreign work");
+  weft::ThreadPool pool(workers(2));
+  Books b;
+  std::atomic<int> posted{0};
+  weft::TaskGroup other(pool);
+  std::atomic<int> other_ran{0};
+  weft::TaskGroup g(pool);
+  {
+    Blocker hold(pool, 2);
+    for (int i = 0; i < 300; ++i) {
+      g.run(Counted(b));
+      if (i % 3 == 0) pool.post([&] { posted.fetch_add(1); });
+      if (i % 5 == 0) other.run([&] { other_ran.fetch_add(1); });
+    }
+    g.cancel();
+    EXPECT_EQ(b.alive(), 0) << "every queued task of the group was taken back at once";
+    hold.release();
+    EXPECT_THROW(g.wait(), weft::cancelled);
+  }
+  other.wait();
+  pool.wait_idle();
+  EXPECT_EQ(b.ran.load(), 0);
+  EXPECT_EQ(posted.load(), 100);
+  EXPECT_EQ(other_ran.load(), 60);
 }
 
 TEST(TaskGroupCancel, CancelAfterEverythingRanThrowsNothing) {
