@@ -19,6 +19,13 @@
 // reductions only) and weft. Every answer is checked against the serial
 // one; a wrong answer throws rather than becoming a row.
 //
+// Threads: weft runs on a pool of `workers`; tbb, tbb-deterministic and
+// std-par inside a task_arena of `workers` slots. libstdc++'s oneTBB backend
+// runs every parallel algorithm in this_task_arena::isolate, that is in the
+// caller's arena, so the arena bounds std-par too (outside one it would take
+// oneTBB's default arena, one thread per allowed CPU); params
+// std_par_threads_seen says how many threads it really ran on.
+//
 // Metrics: ms per run; speedup (the serial run of the same round over the
 // variant's); for the reductions, deterministic (1 when `det_runs` runs at
 // each of `det_workers` workers all gave one bit pattern, else 0).
