@@ -8,14 +8,15 @@
 // loop is given one; a 2-D range is divisible while either dimension is).
 // The partitioner decides which divisible ranges are split:
 //
-// adaptive (the default) splits the range into one piece per thread that
-//   can take part (the pool's workers, plus the caller when it is not one
-//   of them) and then splits a piece again only when a worker is idle and
-//   no piece already offered is waiting for it: a 1-D piece checks between
-//   short runs of its indices, a 2-D piece before its body starts. A loop
-//   on a busy pool runs in as few leaves as there are threads; a loop that
-//   meets idle workers hands them halves of what is left (oneTBB's
-//   auto_partitioner has the same goal; its trigger is a stolen sibling).
+// adaptive (the default) splits the range into a few pieces (4) per
+//   thread that can take part (the pool's workers, plus the caller when it
+//   is not one of them; one piece when the caller is the only thread) and
+//   then splits a piece again only when a worker is idle and no piece
+//   already offered is waiting for it: a 1-D piece checks between short
+//   runs of its indices, a 2-D piece before its body starts. A loop on a
+//   busy pool runs in a few leaves per thread; a loop that meets idle
+//   workers hands them halves of what is left (oneTBB's auto_partitioner
+//   has the same goal; its trigger is a stolen sibling).
 //
 // static_partition cuts the range into one contiguous block per worker,
 //   block k to worker k, by the same arithmetic on every call, so repeated

@@ -278,16 +278,18 @@ TEST(ParallelForAdaptive, OneWorkerPoolRunsOneLeaf) {
   EXPECT_EQ(weft::detail::get_remote(f), 1U);
 }
 
-// From outside a 1-worker pool: one piece each for the caller and the
-// worker, then a split only when the worker went idle before a piece
-// started, each such split halving what is left: at most 2 + log2(cells).
+// From outside a 1-worker pool: the pieces cut up front for the two
+// threads, then splits only where a piece starts while the worker is idle:
+// the worker starts pieces only when busy (not idle), and the caller, not
+// being a worker, starts just its first; each split there halves it, so
+// at most log2(cells) of them.
 TEST(ParallelForAdaptive, FewLeavesFromOutsideAOneWorkerPool) {
   weft::ThreadPool pool(workers(1));
   for (int call = 0; call < 20; ++call) {
     GridLog log(256, 256);
     weft::parallel_for(pool, Range{0, 256, 1, 0, 256, 1}, [&](const Range& b) { log.visit(b); }, weft::adaptive);
     ASSERT_TRUE(log.each_cell_once());
-    EXPECT_LE(log.blocks().size(), 2U + 16U);
+    EXPECT_LE(log.blocks().size(), 2 * weft::detail::kAdaptivePiecesPerThread + 16U);
   }
 }
 
