@@ -273,8 +273,10 @@ TEST(ParallelForRanges, IntRangeWiderThanIntMax) {
   ASSERT_TRUE(each_once_by(pool, -2'000'000'000, 2'000'000'000, 1'000'000'000));
 }
 
-// The default grain divides the count by 8 chunks per worker: with 32
-// workers that is 256 chunks, more than a uint8_t holds.
+// Many workers cut a small type's range into more pieces than it has
+// values to spare: 32 workers and the caller make 132 adaptive pieces up
+// front (the old default grain made 256 chunks), more than an int8_t
+// holds, so no piece count may be computed in I.
 TEST(ParallelForRanges, SmallTypesWithManyWorkers) {
   weft::ThreadPool pool(workers(32));
   ASSERT_TRUE(each_once(pool, std::uint8_t{0}, std::uint8_t{255}));
