@@ -30,8 +30,8 @@
 // Stopping: once the stop token is requested, no new chunk starts: chunks
 // already running finish, the rest are skipped, and parallel_for returns
 // normally (the caller tells a stopped loop from a finished one by asking
-// its stop_source). A chunk is a leaf of the split, or for adaptive a step
-// of up to 1024 indices; a token requested before the call runs nothing.
+// its stop_source). A chunk is a run of at most 1024 indices of a 1-D leaf,
+// or one 2-D block; a token requested before the call runs nothing.
 //
 // Integer ranges may be any the type can hold (-2e9..2e9 in int, all of
 // uint8_t): the split arithmetic is done on unsigned offsets.
