@@ -49,13 +49,13 @@ int main() {
   // Loops (docs/guide/algorithms.md): iterators, 2-D blocks, partitioners.
   weft::parallel_for(pool, out.begin(), out.end(), [](int& x) { x += 1; });    // f(element)
   for (const int x : out) expect(x == 3, "parallel_for visits every element");
-  const int rows = 300;
-  const int cols = 400;
+  const std::size_t rows = 300;
+  const std::size_t cols = 400;
   std::vector<float> grid(rows * cols, 0.0F);
-  weft::BlockedRange2d<int> cells{0, rows, 16, 0, cols, 64};                   // grains 16 x 64
-  weft::parallel_for(pool, cells, [&](const weft::BlockedRange2d<int>& b) {
-    for (int r = b.row_lo; r < b.row_hi; ++r)
-      for (int c = b.col_lo; c < b.col_hi; ++c) grid[r * cols + c] = float(r + c);
+  weft::BlockedRange2d<std::size_t> cells{0, rows, 16, 0, cols, 64};           // grains 16 x 64
+  weft::parallel_for(pool, cells, [&](const weft::BlockedRange2d<std::size_t>& b) {
+    for (std::size_t r = b.row_lo; r < b.row_hi; ++r)
+      for (std::size_t c = b.col_lo; c < b.col_hi; ++c) grid[r * cols + c] = float(r + c);
   });
   expect(grid[rows * cols - 1] == float(rows + cols - 2), "the 2-D loop covers the grid");
   for (int pass = 0; pass < 3; ++pass)                                         // the same block per worker
