@@ -158,7 +158,7 @@ Result run_pfor(const PforParams& p) {
               {"spin_iters_per_item", in.spin_iters},
               {"sum_n", p.sum_n},         {"sum_block", p.sum_block}, {"workers", workers},
               {"reps", p.reps},           {"variants", p.variants},
-              {"grain", "default (weft: ~8 chunks per worker; tbb: auto_partitioner)"},
+              {"grain", "default (weft: adaptive partitioner; tbb: auto_partitioner)"},
               {"tbb_threads", "arena of `threads` including the calling thread"},
               {"warmup", harness::warmup_text(plan)}};
   const std::int64_t spin_items = static_cast<std::int64_t>(p.rounds) * p.items;

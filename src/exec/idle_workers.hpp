@@ -35,6 +35,13 @@ class IdleWorkers {
   // Returns when the pool is quiescent (wait_idle, shutdown).
   void wait_quiescent() noexcept;
 
+  // Searching plus sleeping workers. relaxed: a hint for splitting work;
+  // nothing is published through it.
+  std::uint32_t idle_count() const noexcept {
+    const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
+    return searching(s) + sleeping(s);
+  }
+
  private:
   // idle_state_: searching workers in the low 32 bits, sleeping in the high.
   static constexpr std::uint64_t kSearching = 1;

@@ -396,6 +396,7 @@ void ThreadPool::shutdown() { core_->shutdown(); }
 int ThreadPool::size() const noexcept { return core_->size(); }
 const std::vector<int>& ThreadPool::cpus() const noexcept { return core_->cpus(); }
 bool ThreadPool::is_worker() const noexcept { return detail::this_worker().pool == core_.get(); }
+int ThreadPool::idle_worker_count() const noexcept { return static_cast<int>(core_->idle_.idle_count()); }
 int ThreadPool::current_worker_index() noexcept {
   const detail::WorkerContext& c = detail::this_worker();
   return c.worker != nullptr ? c.worker->index : -1;

@@ -10,9 +10,9 @@
 #include <functional>
 #include <numeric>
 #include <random>
-#include <thread>
 #include <vector>
 
+#include "callers.hpp"
 #include "stress.hpp"
 #include "watchdog.hpp"
 #include "weft/exec/parallel_find.hpp"
@@ -60,25 +60,10 @@ void one_round(weft::ThreadPool& pool, std::mt19937_64& rng, std::size_t n) {
 }
 
 TEST(AlgoStress, ConcurrentCallersAndNestedCallsOnOnePool) {
-  constexpr int kCallers = 4;
-  const std::int64_t rounds = weft::test::stress_count(150, 8);
   weft::test::Watchdog dog("algorithms from 4 threads and nested");
-  weft::PoolOptions o;
-  o.workers = 3;
-  weft::ThreadPool pool(o);
-  std::vector<std::thread> callers;
-  for (int t = 0; t < kCallers; ++t)
-    callers.emplace_back([&, t] {
-      std::mt19937_64 rng(static_cast<std::uint64_t>(t));
-      for (std::int64_t r = 0; r < rounds; ++r) {
-        const std::size_t n = 1 + static_cast<std::size_t>(rng() % 60'000);
-        if (r % 2 == 0)
-          one_round(pool, rng, n);
-        else  // nested: the whole round runs inside a task
-          pool.submit([&] { one_round(pool, rng, n); }).get();
-      }
-    });
-  for (auto& c : callers) c.join();
+  weft::test::callers_and_nested(3, 4, weft::test::stress_count(150, 8), [](weft::ThreadPool& pool, std::mt19937_64& rng) {
+    one_round(pool, rng, 1 + static_cast<std::size_t>(rng() % 60'000));
+  });
 }
 
 }  // namespace

@@ -130,6 +130,10 @@ class ThreadPool {
   [[nodiscard]] bool is_worker() const noexcept;
   // This thread's worker index in its pool, or -1 outside any pool.
   static int current_worker_index() noexcept;
+  // Workers idle right now (searching for a task or parked): when to offer
+  // a loop's work to the pool (weft::adaptive). One relaxed load, so a hint
+  // that may be stale by the time it returns.
+  [[nodiscard]] int idle_worker_count() const noexcept;
 
  private:
   friend class TaskGroup;

@@ -158,17 +158,17 @@ class RunLog {
   std::vector<std::unique_ptr<Slot>> slots_;
 };
 
-template <class I>
-testing::AssertionResult each_once(weft::ThreadPool& pool, I first, I last) {
+template <class I, class... Opts>
+testing::AssertionResult each_once(weft::ThreadPool& pool, I first, I last, const Opts&... opts) {
   RunLog<I> log;
-  weft::parallel_for(pool, first, last, [&](I i) { log.visit(i); });
+  weft::parallel_for(pool, first, last, [&](I i) { log.visit(i); }, opts...);
   return log.covers_once(first, last);
 }
 
-template <class I>
-testing::AssertionResult each_once(weft::ThreadPool& pool, I first, I last, I grain) {
+template <class I, class... Opts>
+testing::AssertionResult each_once_by(weft::ThreadPool& pool, I first, I last, I grain, const Opts&... opts) {
   RunLog<I> log;
-  weft::parallel_for(pool, first, last, grain, [&](I i) { log.visit(i); });
+  weft::parallel_for(pool, first, last, grain, [&](I i) { log.visit(i); }, opts...);
   return log.covers_once(first, last) << " with grain " << static_cast<long long>(grain);
 }
 
@@ -196,28 +196,28 @@ void every_pair_and_every_grain(weft::ThreadPool& pool) {
   for (int a = L::min(); a <= L::max(); ++a) {
     for (int b = a; b <= L::max(); ++b) ASSERT_TRUE(each_once(pool, static_cast<I>(a), static_cast<I>(b)));
   }
-  for (int g = L::min(); g <= L::max(); ++g) ASSERT_TRUE(each_once(pool, L::min(), L::max(), static_cast<I>(g)));
+  for (int g = L::min(); g <= L::max(); ++g) ASSERT_TRUE(each_once_by(pool, L::min(), L::max(), static_cast<I>(g)));
 }
 
-template <class I>
-void whole_range(weft::ThreadPool& pool) {
+template <class I, class... Opts>
+void whole_range(weft::ThreadPool& pool, const Opts&... opts) {
   using L = std::numeric_limits<I>;
-  ASSERT_TRUE(each_once(pool, L::min(), L::max()));
-  for (const I g : interesting_grains<I>()) ASSERT_TRUE(each_once(pool, L::min(), L::max(), g));
+  ASSERT_TRUE(each_once(pool, L::min(), L::max(), opts...));
+  for (const I g : interesting_grains<I>()) ASSERT_TRUE(each_once_by(pool, L::min(), L::max(), g, opts...));
 }
 
 // A range of n at each end of I and (signed) around zero: the split's
 // arithmetic there is where a midpoint or a count overflows.
-template <class I>
-void near_the_limits(weft::ThreadPool& pool) {
+template <class I, class... Opts>
+void near_the_limits(weft::ThreadPool& pool, const Opts&... opts) {
   using L = std::numeric_limits<I>;
   constexpr I n = 10007;
   std::vector<std::pair<I, I>> ranges = {{L::min(), static_cast<I>(L::min() + n)},
                                          {static_cast<I>(L::max() - n), L::max()}};
   if constexpr (std::is_signed_v<I>) ranges.push_back({static_cast<I>(-n), n});
   for (const auto& [first, last] : ranges) {
-    ASSERT_TRUE(each_once(pool, first, last));
-    for (const I g : interesting_grains<I>()) ASSERT_TRUE(each_once(pool, first, last, g));
+    ASSERT_TRUE(each_once(pool, first, last, opts...));
+    for (const I g : interesting_grains<I>()) ASSERT_TRUE(each_once_by(pool, first, last, g, opts...));
   }
 }
 
@@ -246,15 +246,37 @@ TEST(ParallelForRanges, WideTypesNearTheirLimits) {
   near_the_limits<unsigned long long>(pool);
 }
 
+// Each partitioner cuts the range its own way; the offsets are the same.
+template <class P>
+void every_width_with(weft::ThreadPool& pool, const P& part) {
+  whole_range<std::int16_t>(pool, part);
+  whole_range<std::uint16_t>(pool, part);
+  near_the_limits<std::int32_t>(pool, part);
+  near_the_limits<std::uint32_t>(pool, part);
+  near_the_limits<std::int64_t>(pool, part);
+  near_the_limits<std::uint64_t>(pool, part);
+}
+
+TEST(ParallelForRanges, EveryPartitionerNearTheLimits) {
+  weft::test::Watchdog dog("partitioners at the limits");
+  weft::ThreadPool pool(workers(3));
+  every_width_with(pool, weft::static_partition);
+  every_width_with(pool, weft::fixed_grain(1000));
+  ASSERT_TRUE(each_once_by(pool, -2'000'000'000, 2'000'000'000, 1'000'000'000, weft::static_partition));
+  ASSERT_TRUE(each_once_by(pool, std::int8_t{-128}, std::int8_t{127}, std::int8_t{3}, weft::fixed_grain(2)));
+}
+
 // The reported defect: hi - lo does not fit in int (4e9 > INT_MAX).
 TEST(ParallelForRanges, IntRangeWiderThanIntMax) {
   weft::test::Watchdog dog("int range of 4e9");
   weft::ThreadPool pool(workers(2));
-  ASSERT_TRUE(each_once(pool, -2'000'000'000, 2'000'000'000, 1'000'000'000));
+  ASSERT_TRUE(each_once_by(pool, -2'000'000'000, 2'000'000'000, 1'000'000'000));
 }
 
-// The default grain divides the count by 8 chunks per worker: with 32
-// workers that is 256 chunks, more than a uint8_t holds.
+// Many workers cut a small type's range into more pieces than it has
+// values to spare: 32 workers and the caller make 132 adaptive pieces up
+// front (the old default grain made 256 chunks), more than an int8_t
+// holds, so no piece count may be computed in I.
 TEST(ParallelForRanges, SmallTypesWithManyWorkers) {
   weft::ThreadPool pool(workers(32));
   ASSERT_TRUE(each_once(pool, std::uint8_t{0}, std::uint8_t{255}));
