@@ -10,16 +10,16 @@
  * Processes:
  *   workerA   pops A: claim (compare-exchange PENDING -> CLAIMED), run,
  *             complete (exchange to READY; wake if WAITER, fire if CONT)
- *   cancelA   Future::cancel() on A: compare-exchange PENDING -> CANCELLED,
- *             then wake/fire as the completer does
+ *   cancelA   Future::cancel() on A: the same claim as the worker's, then
+ *             exchange to CANCELLED and wake/fire as the completer does
  *   attacher  then(): write `next`, then compare-exchange in CONT while A
  *             is not done; finding it done, fires the continuation itself
  *   waiterA   a waiter: sets WAITER with a compare-exchange, futex-sleeps
  *   cancelB   Future::cancel() on the continued future B
  *   claimB    a waiter on B running it in place: claim, refused while BLOCKED
  *   workerB   pops B once fire() has pushed it
- * fire() is ThenTask::fire_impl: clear BLOCKED (fetch_and), then push B,
- * or drop it if B was cancelled while it waited.
+ * fire() is ThenTask::fire_impl: clear BLOCKED (fetch_and), then push B
+ * if it is still PENDING, or drop it (a cancel claimed it while it waited).
  *
  * Checked: A ran or was cancelled, exactly one of them; likewise B; the
  * continuation fired exactly once, after A was done and with `next`
@@ -60,7 +60,7 @@ inline fire() {
   atomic { oldB = B; B = B & ~BLOCKED };            /* fetch_and(~kBlocked) */
   if
   :: st(oldB) == PENDING -> queuedB = true           /* push_continuation */
-  :: else -> skip                                    /* cancelled while it waited: dropped */
+  :: else -> skip                                    /* claimed by a cancel: dropped */
   fi
 }
 
@@ -86,9 +86,12 @@ proctype workerA() {
 proctype cancelA() {
   byte old;
   bool won = false;
-  atomic { if :: st(A) == PENDING -> old = A; A = CANCELLED; won = true :: else -> skip fi };
+  atomic { if :: st(A) == PENDING -> A = (A & ~MASK) | CLAIMED; won = true :: else -> skip fi };
   if
-  :: won -> cancelledA++; finished(old)
+  :: won ->
+       cancelledA++;                                 /* destroy the callable, store the error */
+       atomic { old = A; A = CANCELLED };            /* exchange(kCancelled) */
+       finished(old)
   :: else -> skip
   fi
 }
@@ -136,7 +139,13 @@ inline runB() {
 }
 
 proctype cancelB() {
-  atomic { if :: st(B) == PENDING -> B = CANCELLED; cancelledB++ :: else -> skip fi }
+  bool won = false;
+  /* cancel() claims even while BLOCKED */
+  atomic { if :: st(B) == PENDING -> B = (B & ~(MASK | BLOCKED)) | CLAIMED; won = true :: else -> skip fi };
+  if
+  :: won -> cancelledB++; B = CANCELLED
+  :: else -> skip
+  fi
 }
 
 proctype claimB() {

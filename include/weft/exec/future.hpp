@@ -21,7 +21,8 @@
 // callable is destroyed at once, and get() throws weft::cancelled. It
 // returns false (and changes nothing) when the task is running or done.
 // Whatever the race with a worker taking the task, exactly one of "ran"
-// and "cancelled" happens: both are a compare-exchange from Pending.
+// and "cancelled" happens: both begin with the same compare-exchange from
+// Pending, and only its winner goes on.
 //
 // then(f) consumes the future and returns the future of f(value) (f() for
 // Future<void>), run as a task on the same pool once the value is ready, or
@@ -54,13 +55,16 @@
 //   Pending -> Claimed        the worker that pops it, or a    compare-exchange (one wins;
 //                             waiter running it in place       the loser leaves it alone);
 //                                                              refused while kBlocked
-//   Pending -> Cancelled      cancel(), or a continuation's    compare-exchange (the same race:
-//                             push refused by a shut-down pool one wins); then the canceller
-//                                                              destroys the callable, wakes, fires
+//   Pending -> Claimed        cancel(), or a continuation's    the same compare-exchange (one
+//     -> Cancelled            push refused by a shut-down pool wins); the winner destroys the
+//                                                              callable, stores weft::cancelled as
+//                                                              the error, then exchanges in
+//                                                              kCancelled and wakes/fires as above
 //   Claimed -> Ready          the thread that ran it           exchange; futex wake if kWaiter was
 //                                                              set, fire `next` if kContinuation
-//   kBlocked cleared          the antecedent's continuation    fetch_and; then push the task,
-//                                                              or drop it if it was cancelled
+//   kBlocked cleared          the antecedent's continuation    fetch_and; then push the task if
+//                                                              still Pending, else drop it (a
+//                                                              cancel() claimed it)
 //   not done |= kContinuation attach(): then(), when_all,      compare-exchange after writing
 //                             when_any, a coroutine awaiter    `next`; fails once done, and the
 //                                                              attacher goes on at once instead
@@ -177,7 +181,7 @@ struct FutureState : Task {
   void (*invoke)(FutureState*, bool run) noexcept = nullptr;
   void (*destroy)(FutureState*) noexcept = nullptr;  // frees the node
   PoolCore* pool = nullptr;                          // where continuations of this future run
-  Continuation* next = nullptr;                      // written by attach() before it sets kContinuation
+  Continuation* next;  // read only after kContinuation, which attach() sets after writing it
   ResultSlot<T> result;
 
   static bool is_ready(std::uint32_t w) noexcept { return (w & kStateMask) >= kReady; }
@@ -207,21 +211,17 @@ struct FutureState : Task {
     // acquire reads the `next` an attacher wrote before setting its bit.
     finished(state.exchange(kReady, std::memory_order_acq_rel));
   }
-  // Pending -> Cancelled; false if it had started (or was done).
+  // Pending -> Cancelled; false if it had started (or was done). The
+  // claim decides the race with a worker; the callable is then destroyed
+  // unrun and the future completes with weft::cancelled as its error.
   bool cancel() noexcept {
+    if (!claim_unless(0)) return false;
+    invoke(this, false);
+    result.error = std::make_exception_ptr(cancelled());
     sched_point();
-    // relaxed: only a first guess for the compare-exchange, which re-reads.
-    std::uint32_t w = state.load(std::memory_order_relaxed);
-    while ((w & kStateMask) == kPending) {
-      // acq_rel: acquire, as a claim, for the callable we destroy; release
-      // publishes "done" to waiters; acquire also reads `next` (as above).
-      if (state.compare_exchange_weak(w, kCancelled, std::memory_order_acq_rel, std::memory_order_relaxed)) {
-        invoke(this, false);
-        finished(w);
-        return true;
-      }
-    }
-    return false;
+    // acq_rel: as in run_claimed().
+    finished(state.exchange(kCancelled, std::memory_order_acq_rel));
+    return true;
   }
   // True if `c` will be fired once the future is done; false if it already
   // is (the caller goes on at once; `c` is never fired).
@@ -239,14 +239,11 @@ struct FutureState : Task {
     return false;
   }
   void finished(std::uint32_t old) noexcept {
+    if (old & (kWaiter | kContinuation)) notify(old);  // rare: one test on the fast path
+  }
+  void notify(std::uint32_t old) noexcept {
     if (old & kWaiter) wake_waiters();
     if (old & kContinuation) next->fire(next);
-  }
-  // The value, the task's exception, or weft::cancelled; after a wait.
-  T take() {
-    // relaxed: the wait that came first read the word with acquire.
-    if ((state.load(std::memory_order_relaxed) & kStateMask) == kCancelled) throw cancelled();
-    return result.take();
   }
   void wake_waiters() noexcept;
   void release() noexcept {
@@ -383,7 +380,7 @@ class Future {
       Future* f;
       ~Release() { f->reset(); }
     } release{this};
-    return s_->take();
+    return s_->result.take();
   }
   void check() const {
     if (s_ == nullptr) throw std::future_error(std::future_errc::no_state);
