@@ -187,7 +187,8 @@ struct FutureState : Task {
   static bool is_ready(std::uint32_t w) noexcept { return (w & kStateMask) >= kReady; }
 
   bool claim() noexcept { return claim_unless(kBlocked); }
-  // A when_all/when_any node's own completion claims it though still kBlocked.
+  // A when_all/when_any node's own completion, and cancel(), claim it
+  // though still kBlocked.
   bool claim_blocked() noexcept { return claim_unless(0); }
 
   bool claim_unless(std::uint32_t refusing) noexcept {
@@ -211,8 +212,8 @@ struct FutureState : Task {
     // acquire reads the `next` an attacher wrote before setting its bit.
     finished(state.exchange(kReady, std::memory_order_acq_rel));
   }
-  // Pending -> Cancelled; false if it had started (or was done). The
-  // claim decides the race with a worker; the callable is then destroyed
+  // Pending -> Claimed -> Cancelled; false if it had started (or was done).
+  // The claim (taken even while kBlocked) decides the race with a worker; the callable is then destroyed
   // unrun and the future completes with weft::cancelled as its error.
   bool cancel() noexcept {
     if (!claim_unless(0)) return false;
