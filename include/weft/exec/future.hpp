@@ -213,8 +213,9 @@ struct FutureState : Task {
     finished(state.exchange(kReady, std::memory_order_acq_rel));
   }
   // Pending -> Claimed -> Cancelled; false if it had started (or was done).
-  // The claim (taken even while kBlocked) decides the race with a worker; the callable is then destroyed
-  // unrun and the future completes with weft::cancelled as its error.
+  // The claim (taken even while kBlocked) decides the race with a worker;
+  // the callable is then destroyed unrun and the future completes with
+  // weft::cancelled as its error.
   bool cancel() noexcept {
     if (!claim_unless(0)) return false;
     invoke(this, false);
