@@ -13,6 +13,7 @@
 #include "weft/exec/parallel_sort.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/exec/when_all.hpp"
 #include "weft/io/reader.hpp"
 #include "weft/io/writer.hpp"
 #include "weft/mem/pool_allocator.hpp"

@@ -17,19 +17,73 @@
 // Destroying a Future does not wait: the task still runs and its result is
 // dropped (its exception too; use get() to see it).
 //
+// cancel() stops a task that has not started: it will never run, its
+// callable is destroyed at once, and get() throws weft::cancelled. It
+// returns false (and changes nothing) when the task is running or done.
+// Whatever the race with a worker taking the task, exactly one of "ran"
+// and "cancelled" happens: both begin with the same compare-exchange from
+// Pending, and only its winner goes on.
+//
+// then(f) consumes the future and returns the future of f(value) (f() for
+// Future<void>), run as a task on the same pool once the value is ready, or
+// submitted at once if it already is. If the antecedent threw (or was
+// cancelled), f is not called and the continued future rethrows that
+// exception: f takes the value, never a future (oneTBB's and folly's
+// choice; it keeps f free of error handling, and a chain stops at the first
+// failure). The continuation's task is one block holding f, the consumed
+// antecedent and the hook the antecedent fires: no allocation besides it.
+// A continued future can be cancelled like any other until f starts; a
+// continuation whose pool was shut down before it could run is cancelled.
+// The pool must outlive the continuations it is to run, as it must
+// outlive what is submitted to it.
+// when_all and when_any (weft/exec/when_all.hpp) build on the same hook.
+//
 // Memory ordering: everything the task did happens before get(), wait() or
-// ready() returning true in the waiting thread.
+// ready() returning true in the waiting thread, and before a continuation
+// attached to it runs.
 //
 // State word:
 //
-//   bits 0-1   kPending (not started), kClaimed (running), kReady (done)
+//   bits 0-1   kPending (not started), kClaimed (running), kReady (done),
+//              kCancelled (done, never ran)
 //   bit 2      kWaiter: some thread may sleep on the word
+//   bit 3      kContinuation: `next` holds a continuation to fire once done
+//   bit 4      kBlocked: a continuation or when_all/when_any node whose
+//              inputs are not all done; no waiter may claim it
 //
-//   transition          by                               how
-//   Pending -> Claimed  the worker that pops it, or a    compare-exchange (one wins;
-//                       waiter running it in place       the loser leaves it alone)
-//   Claimed -> Ready    the thread that ran it           exchange; futex wake if kWaiter was set
-//   any     |= kWaiter  a waiter about to sleep          compare-exchange, then futex wait
+//   transition                by                               how
+//   Pending -> Claimed        the worker that pops it, or a    compare-exchange (one wins;
+//                             waiter running it in place       the loser leaves it alone);
+//                                                              refused while kBlocked
+//   Pending -> Claimed        cancel(), or a continuation's    the same compare-exchange (one
+//     -> Cancelled            push refused by a shut-down pool wins); the winner destroys the
+//                                                              callable, stores weft::cancelled as
+//                                                              the error, then exchanges in
+//                                                              kCancelled and wakes/fires as above
+//   Claimed -> Ready          the thread that ran it           exchange; futex wake if kWaiter was
+//                                                              set, fire `next` if kContinuation
+//   kBlocked cleared          the antecedent's continuation    fetch_and; then push the task if
+//                                                              still Pending, else drop it (a
+//                                                              cancel() claimed it)
+//   not done |= kContinuation attach(): then(), when_all,      compare-exchange after writing
+//                             when_any, a coroutine awaiter    `next`; fails once done, and the
+//                                                              attacher goes on at once instead
+//   not done |= kWaiter       a waiter about to sleep          compare-exchange, then futex wait
+//
+// tests/model/future.pml checks cancel, claim, attach and complete racing
+// on this word: exactly one of "ran" and "cancelled", the continuation
+// fired exactly once and only after the result (docs/design/futures.md).
+//
+// The continuation hook (for weft's own awaiters): a detail::Continuation
+// attached with detail::FutureLink::state(f)->attach(&c) is fired exactly
+// once, on the thread that completes (or cancels) the future, right after
+// the result is published; attach() returns false instead when the future
+// is already done, and then never fires it. A coroutine's awaiter embeds a
+// Continuation whose fire() pushes the coroutine's resumption to the pool;
+// await_suspend returns attach()'s result (false: resume at once, without
+// suspending), await_resume calls get(). Nothing blocks, and the wake-up
+// cannot be lost: the attach and the completion meet on the state word.
+// One continuation per future.
 #pragma once
 
 #include <atomic>
@@ -45,13 +99,36 @@
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/detail/exec/task.hpp"
+#include "weft/exec/cancelled.hpp"
 
 namespace weft {
+
+class ThreadPool;
+template <class T>
+class Future;
 
 namespace detail {
 
 // Opens Future's waits to weft's own tools (weft/detail/exec/remote_wait.hpp).
 struct FutureAccess;
+// Opens a Future's state to then(), when_all, when_any and awaiters.
+struct FutureLink;
+
+class PoolCore;
+
+// Queues a continuation's task on `pool`. A pool that refuses it (shut
+// down) discards it, which cancels a continuation's task.
+void push_continuation(PoolCore& pool, Task* t) noexcept;
+// The pool of the calling worker, else the process's default pool: where a
+// node that no pool produced (when_all of nothing) sends its continuations.
+PoolCore& current_or_default_pool();
+PoolCore& core_of(ThreadPool& pool) noexcept;
+
+// What a future fires once its result is ready: see "The continuation hook"
+// above. It must stay alive until fired.
+struct Continuation {
+  void (*fire)(Continuation*) noexcept = nullptr;
+};
 
 template <class T>
 struct ResultSlot {
@@ -94,36 +171,81 @@ struct ResultSlot<void> {
 
 template <class T>
 struct FutureState : Task {
-  static constexpr std::uint32_t kPending = 0, kClaimed = 1, kReady = 2, kStateMask = 3, kWaiter = 4;
+  static constexpr std::uint32_t kPending = 0, kClaimed = 1, kReady = 2, kCancelled = 3, kStateMask = 3,
+                                 kWaiter = 4, kContinuation = 8, kBlocked = 16;
+  static_assert(kReady > kClaimed && kCancelled > kReady, "is_ready() reads 'done' as state >= kReady");
 
   std::atomic<std::uint32_t> state{kPending};
   std::atomic<std::uint32_t> refs{2};  // the queue's and the future's
-  void (*invoke)(FutureState*) noexcept = nullptr;   // runs the callable into `result`
+  // run: calls the callable into `result`; otherwise only destroys it (cancelled).
+  void (*invoke)(FutureState*, bool run) noexcept = nullptr;
   void (*destroy)(FutureState*) noexcept = nullptr;  // frees the node
+  PoolCore* pool = nullptr;                          // where continuations of this future run
+  Continuation* next;  // read only after kContinuation, which attach() sets after writing it
   ResultSlot<T> result;
 
-  static bool is_ready(std::uint32_t w) noexcept { return (w & kStateMask) == kReady; }
+  static bool is_ready(std::uint32_t w) noexcept { return (w & kStateMask) >= kReady; }
 
-  bool claim() noexcept {
+  bool claim() noexcept { return claim_unless(kBlocked); }
+  // A when_all/when_any node's own completion, and cancel(), claim it
+  // though still kBlocked.
+  bool claim_blocked() noexcept { return claim_unless(0); }
+
+  bool claim_unless(std::uint32_t refusing) noexcept {
     sched_point();
     // relaxed: only a first guess for the compare-exchange, which re-reads.
     std::uint32_t w = state.load(std::memory_order_relaxed);
-    while ((w & kStateMask) == kPending) {
+    while ((w & kStateMask) == kPending && (w & refusing) == 0) {
       // acquire: the claimer reads the callable the submitter wrote (the
       // queue's release/acquire already orders it for workers; a waiter
       // running it in place got the node through the future it holds).
-      if (state.compare_exchange_weak(w, (w & ~kStateMask) | kClaimed, std::memory_order_acquire,
+      if (state.compare_exchange_weak(w, (w & ~(kStateMask | kBlocked)) | kClaimed, std::memory_order_acquire,
                                       std::memory_order_relaxed))
         return true;
     }
     return false;
   }
   void run_claimed() noexcept {
-    invoke(this);
+    invoke(this, true);
     sched_point();
-    // release: publishes the result to waiters' acquire loads; the exchange
-    // tells whether one may sleep.
-    if (state.exchange(kReady, std::memory_order_acq_rel) & kWaiter) wake_waiters();
+    // acq_rel: release publishes the result to waiters' acquire loads;
+    // acquire reads the `next` an attacher wrote before setting its bit.
+    finished(state.exchange(kReady, std::memory_order_acq_rel));
+  }
+  // Pending -> Claimed -> Cancelled; false if it had started (or was done).
+  // The claim (taken even while kBlocked) decides the race with a worker;
+  // the callable is then destroyed unrun and the future completes with
+  // weft::cancelled as its error.
+  bool cancel() noexcept {
+    if (!claim_unless(0)) return false;
+    invoke(this, false);
+    result.error = std::make_exception_ptr(cancelled());
+    sched_point();
+    // acq_rel: as in run_claimed().
+    finished(state.exchange(kCancelled, std::memory_order_acq_rel));
+    return true;
+  }
+  // True if `c` will be fired once the future is done; false if it already
+  // is (the caller goes on at once; `c` is never fired).
+  bool attach(Continuation* c) noexcept {
+    next = c;
+    // acquire: a caller told "already done" goes on to read the result.
+    std::uint32_t w = state.load(std::memory_order_acquire);
+    while (!is_ready(w)) {
+      sched_point();
+      // release: publishes `next` to the completer's acq_rel exchange;
+      // acquire (failure too): as the load above.
+      if (state.compare_exchange_weak(w, w | kContinuation, std::memory_order_release, std::memory_order_acquire))
+        return true;
+    }
+    return false;
+  }
+  void finished(std::uint32_t old) noexcept {
+    if (old & (kWaiter | kContinuation)) notify(old);  // rare: one test on the fast path
+  }
+  void notify(std::uint32_t old) noexcept {
+    if (old & kWaiter) wake_waiters();
+    if (old & kContinuation) next->fire(next);
   }
   void wake_waiters() noexcept;
   void release() noexcept {
@@ -134,34 +256,35 @@ struct FutureState : Task {
 };
 
 template <class T, class F>
-struct FutureTask final : FutureState<T> {
+struct FutureTask : FutureState<T> {
   union {
-    F fn;  // destroyed right after it runs (or with the node if it never ran)
+    F fn;  // destroyed right after it runs or is cancelled (or with the node if it never ran)
   };
   bool fn_alive = true;
 
-  explicit FutureTask(F&& f) : fn(std::move(f)) {
-    init();
-  }
-  explicit FutureTask(const F& f) : fn(f) { init(); }
-  void init() noexcept {
+  template <class G>
+  FutureTask(G&& g, PoolCore* p) : fn(std::forward<G>(g)) {
     this->execute = &execute_impl;
     this->discard = &discard_impl;
     this->invoke = &invoke_impl;
     this->destroy = &destroy_impl;
+    this->pool = p;
   }
+  FutureTask(const FutureTask&) = delete;
+  FutureTask& operator=(const FutureTask&) = delete;
   static void discard_impl(Task* t) noexcept { static_cast<FutureTask*>(t)->release(); }
   ~FutureTask() {
     if (fn_alive) fn.~F();
   }
+  // A worker that pops a cancelled task only drops its reference.
   static void execute_impl(Task* t) noexcept {
     auto* self = static_cast<FutureTask*>(t);
     if (self->claim()) self->run_claimed();
     self->release();
   }
-  static void invoke_impl(FutureState<T>* s) noexcept {
+  static void invoke_impl(FutureState<T>* s, bool run) noexcept {
     auto* self = static_cast<FutureTask*>(s);
-    self->result.run(self->fn);
+    if (run) self->result.run(self->fn);
     self->fn.~F();
     self->fn_alive = false;
   }
@@ -195,6 +318,7 @@ class Future {
 
   [[nodiscard]] bool valid() const noexcept { return s_ != nullptr; }
 
+  // True once get() would not wait: the result is in, or the task was cancelled.
   // acquire: pairs with the completing exchange.
   [[nodiscard]] bool ready() const noexcept {
     check();
@@ -214,12 +338,26 @@ class Future {
                             false, ns);
   }
 
-  // The value, or the task's exception rethrown. Leaves the future invalid.
+  // The value, or the task's exception rethrown, or weft::cancelled.
+  // Leaves the future invalid.
   T get() { return get_impl(true); }
+
+  // True if the task had not started: it never will, and get() throws
+  // weft::cancelled. False if it is running or done. The future stays valid.
+  bool cancel() {
+    check();
+    return s_->cancel();
+  }
+
+  // The future of f(value) (f() for Future<void>), run on the pool once
+  // this one is ready; see the header comment. Leaves this future invalid.
+  template <class F>
+  auto then(F&& f) &&;
 
  private:
   friend class ThreadPool;
   friend struct detail::FutureAccess;
+  friend struct detail::FutureLink;
   explicit Future(detail::FutureState<T>* s) noexcept : s_(s) {}
 
   // allow_inline = false leaves a queued task to the pool (a forced
@@ -255,5 +393,82 @@ class Future {
 
   detail::FutureState<T>* s_ = nullptr;
 };
+
+namespace detail {
+
+struct FutureLink {
+  template <class T>
+  static FutureState<T>* state(const Future<T>& f) noexcept {
+    return f.s_;
+  }
+  template <class T>
+  static Future<T> adopt(FutureState<T>* s) noexcept {
+    return Future<T>(s);
+  }
+};
+
+// then()'s callable: the consumed antecedent and f. It runs only once the
+// antecedent is done, so get() returns at once (or rethrows, skipping f).
+template <class T, class F>
+struct ThenFn {
+  Future<T> antecedent;
+  F f;
+  auto operator()() {
+    if constexpr (std::is_void_v<T>) {
+      antecedent.get();
+      return f();
+    } else {
+      return f(antecedent.get());
+    }
+  }
+};
+
+// A then() task: blocked until the antecedent fires `this` as its
+// continuation, which clears kBlocked and pushes the task to the pool.
+template <class U, class Fn>
+struct ThenTask final : FutureTask<U, Fn>, Continuation {
+  ThenTask(Fn&& f, PoolCore* p) : FutureTask<U, Fn>(std::move(f), p) {
+    // relaxed: not yet shared; attach() publishes the node.
+    this->state.store(FutureState<U>::kPending | FutureState<U>::kBlocked, std::memory_order_relaxed);
+    this->discard = &discard_impl;
+    this->destroy = &destroy_impl;
+    this->fire = &fire_impl;
+  }
+  static void fire_impl(Continuation* c) noexcept {
+    auto* self = static_cast<ThenTask*>(c);
+    sched_point();
+    // acq_rel: release lets a waiter that now claims it in place see the
+    // antecedent's result; acquire pairs with a cancel() that came first.
+    const std::uint32_t old = self->state.fetch_and(~FutureState<U>::kBlocked, std::memory_order_acq_rel);
+    if ((old & FutureState<U>::kStateMask) != FutureState<U>::kPending) {
+      self->release();  // cancelled while it waited: the queue's reference, never queued
+      return;
+    }
+    push_continuation(*self->pool, self);
+  }
+  // The pool refused the push: the task never runs.
+  static void discard_impl(Task* t) noexcept {
+    auto* self = static_cast<ThenTask*>(t);
+    self->cancel();
+    self->release();
+  }
+  static void destroy_impl(FutureState<U>* s) noexcept { delete_task(static_cast<ThenTask*>(s)); }
+};
+
+}  // namespace detail
+
+template <class T>
+template <class F>
+auto Future<T>::then(F&& f) && {
+  check();
+  using Fn = detail::ThenFn<T, std::decay_t<F>>;
+  using U = std::invoke_result_t<Fn&>;
+  static_assert(!std::is_reference_v<U>, "weft::Future::then: the continuation must return a value, not a reference");
+  detail::FutureState<T>* a = s_;
+  auto* task = detail::new_task<detail::ThenTask<U, Fn>>(Fn{std::move(*this), std::forward<F>(f)}, a->pool);
+  Future<U> continued = detail::FutureLink::adopt<U>(task);
+  if (!a->attach(task)) task->fire(task);
+  return continued;
+}
 
 }  // namespace weft

@@ -109,7 +109,7 @@ class ThreadPool {
   [[nodiscard]] auto submit(F&& f) -> Future<std::invoke_result_t<std::decay_t<F>&>> {
     using Fn = std::decay_t<F>;
     using T = std::invoke_result_t<Fn&>;
-    auto* task = detail::new_task<detail::FutureTask<T, Fn>>(std::forward<F>(f));
+    auto* task = detail::new_task<detail::FutureTask<T, Fn>>(std::forward<F>(f), core_.get());
     Future<T> fut(task);
     push(task);  // on failure push() dropped the queue's reference; `fut` drops the other
     return fut;
@@ -137,6 +137,7 @@ class ThreadPool {
 
  private:
   friend class TaskGroup;
+  friend detail::PoolCore& detail::core_of(ThreadPool& pool) noexcept;  // for continuations' pools
   void push(detail::Task* t);
   // For TaskGroup::cancel(): empties the calling thread's own deque in this
   // pool (a worker's, or the injection deque it submits through) in one
