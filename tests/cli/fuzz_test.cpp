@@ -49,6 +49,8 @@ const std::vector<Subcommand>& subcommands() {
       {"pfor",
        {"--rounds", "--items", "--work-ns", "--sum-n", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
       {"idle", {"--seconds", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
+      {"algo",
+       {"--n", "--sort-n", "--det-runs", "--workload", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
       {"alloc", {"--rounds", "--size", "--threads", "-t", "--reps", "-r", "--pc-objects", "--json"}},
       {"io", {"--size-mb", "--threads", "-t", "--reps", "-r", "--tmpdir", "--json"}},
       {"smt", {"--size", "-n", "--reps", "-r", "--json"}},

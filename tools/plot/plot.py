@@ -268,6 +268,39 @@ def plot_pfor(results):
                         "spinning items, and one big sum; threads in parentheses.")
 
 
+def plot_algo(results):
+    exp = experiment(results, "algo")
+    rs = rows(exp, "ms")
+    workers = exp.get("params", {}).get("workers") or []
+    threads = 2 if 2 in workers or not workers else workers[0]
+    serial = {r.get("workload"): r["median"] for r in rs if r["variant"] == "serial"}
+    parallel = [r for r in rs if r.get("threads") == threads and serial.get(r.get("workload"))]
+    if not parallel:
+        raise Skip(f"no parallel algorithm timings at {threads} workers beside a serial one")
+    workloads = ordered(r.get("workload") for r in parallel)
+    variants = ordered(r["variant"] for r in parallel)
+
+    def normalised(w, v):
+        for r in parallel:
+            if r.get("workload") == w and r["variant"] == v:
+                s = serial[w]
+                return {"median": r["median"] / s, "min": r["min"] / s, "max": r["max"] / s}
+        return None
+
+    fig, (ax,) = new_figure()
+    fig.set_size_inches(max(SIZE[0], 1.1 * len(workloads) + 2), SIZE[1])
+    grouped_bars(ax, workloads, variants, normalised)
+    ax.axhline(1.0, color="tab:grey", linewidth=1, linestyle="--", label="serial")
+    ax.set_xticklabels(workloads, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("time / serial time")
+    ax.legend(fontsize=8)
+    title = f"Parallel algorithms at {threads} workers: time relative to serial"
+    ax.set_title(title)
+    return fig, title, ("Each variant's median time over the serial standard algorithm's on the same workload "
+                        "(min–max whiskers; below 1 is faster than serial); a missing bar was not built or "
+                        "not offered.")
+
+
 def idle_bars(results, series, ylabel, title, caption):
     """Bars per pool of the idle experiment, one per (label, metric) in series."""
     exp = experiment(results, "idle")
@@ -457,6 +490,7 @@ FIGURES = {
     "spin_wall_vs_cpu": one(plot_spin, "Spin wall vs CPU"),
     "fib_ms": one(plot_fib, "fib"),
     "pfor_ms": one(plot_pfor, "parallel_for"),
+    "algo_vs_serial": one(plot_algo, "Parallel algorithms"),
     "idle_cpu": one(plot_idle, "Idle CPU"),
     "idle_latency": one(plot_idle_latency, "Idle start latency"),
 }

@@ -491,6 +491,81 @@ void explain_idle(Page& pg) {
   pg.add(text + "</p>\n" + t.html());
 }
 
+// ---- weft's own: the parallel algorithms -----------------------------------
+
+// The algorithms' times per workload at one worker count, and where issue
+// 11's goals stand with this run's figures.
+void explain_algo(Page& pg) {
+  const json* algo = experiment(pg.results, "algo");
+  if (!usable(algo)) return;
+  const json params = algo->value("params", json::object());
+  const json workers = params.value("workers", json::array());
+  const bool has_two = std::find(workers.begin(), workers.end(), json(2)) != workers.end();
+  const int t = has_two || workers.empty() ? 2 : workers.front().get<int>();
+  const auto ms = [&](const std::string& variant, const std::string& w) {
+    return variant == "serial" ? median(algo, variant, "ms", {{"workload", w}})
+                               : median(algo, variant, "ms", {{"workload", w}, {"threads", t}});
+  };
+  const auto over = [](const std::optional<double>& a, const std::optional<double>& b) -> std::optional<double> {
+    if (!a || !b || *b == 0) return std::nullopt;
+    return *a / *b;
+  };
+  Table table({"workload", "serial ms", "std-par ms", "tbb ms", "tbb-deterministic ms", "weft ms", "weft / tbb",
+               "weft / std-par", "weft speed-up"});
+  std::vector<std::string> missed;  // "sort-f64 vs tbb 1.12×"
+  int compared = 0;
+  for (const auto& wj : params.value("workloads", json::array())) {
+    const std::string w = wj.get<std::string>();
+    const auto weft_ms = ms("weft", w);
+    table.row({w, num_or_dash(ms("serial", w)), num_or_dash(ms("std-par", w)), num_or_dash(ms("tbb", w)),
+               num_or_dash(ms("tbb-deterministic", w)), num_or_dash(weft_ms), ratio_text(weft_ms, ms("tbb", w)),
+               ratio_text(weft_ms, ms("std-par", w)), ratio_text(ms("serial", w), weft_ms)});
+    for (const char* peer : {"tbb", "std-par"}) {
+      const auto r = over(weft_ms, ms(peer, w));
+      if (!r) continue;
+      ++compared;
+      if (*r > 1.0) missed.push_back(fmt::format("{} vs {} {}×", w, peer, num(*r)));
+    }
+  }
+  const auto status = [](bool met) { return met ? "met" : "missed"; };
+  std::string goals = fmt::format("<p><b>Issue 11's goals at {} workers.</b> weft's time ≤ 1.0× oneTBB's and "
+                                  "std::execution::par's on every workload: ",
+                                  t);
+  if (compared == 0) {
+    goals += "no pair measured";
+  } else if (missed.empty()) {
+    goals += fmt::format("met ({} comparisons)", compared);
+  } else {
+    std::string list;
+    for (const auto& m : missed) list += (list.empty() ? "" : ", ") + m;
+    goals += fmt::format("missed in {} of {} comparisons ({})", missed.size(), compared, list);
+  }
+  const auto sort_speedup = over(ms("serial", "sort-u64"), ms("weft", "sort-u64"));
+  goals += sort_speedup ? fmt::format(". Sort of uint64 ≥ 1.6× serial std::sort: {} ({}×)", status(*sort_speedup >= 1.6),
+                                      num(*sort_speedup))
+                        : std::string(". Sort of uint64: not measured");
+  for (const char* w : {"reduce", "transform-reduce"}) {
+    const auto weft_ms = ms("weft", w);
+    std::optional<double> fastest;
+    for (const char* v : {"std-par", "tbb"})
+      if (const auto m = ms(v, w)) fastest = fastest ? std::min(*fastest, *m) : *m;
+    const auto vs_fast = over(weft_ms, fastest);
+    const auto vs_det = over(weft_ms, ms("tbb-deterministic", w));
+    if (!vs_fast && !vs_det) continue;
+    goals += fmt::format(". Deterministic {} within 1.05× of the fastest non-deterministic one: {}; faster than "
+                         "parallel_deterministic_reduce: {}",
+                         w, vs_fast ? fmt::format("{} ({}×)", status(*vs_fast <= 1.05), num(*vs_fast)) : "—",
+                         vs_det ? fmt::format("{} ({}×)", status(*vs_det < 1.0), num(*vs_det)) : "—");
+  }
+  std::string det;
+  for (const auto& r : algo->value("results", json::array()))
+    if (r.value("metric", std::string()) == "deterministic" && r.value("measured", false))
+      det += fmt::format("{}{} {}: {}", det.empty() ? "" : "; ", r.value("variant", std::string()),
+                         r.value("workload", std::string()), r.value("note", std::string()));
+  if (!det.empty()) goals += ". One bit pattern per reduction? " + det;
+  pg.add(goals + ".</p>\n" + table.html());
+}
+
 // ---- sections ---------------------------------------------------------------
 
 using Compare = void (*)(Page&, const json&);
@@ -510,6 +585,7 @@ Compare compare_for(const std::string& article) {
 // What the page adds under one experiment's block, by experiment name.
 void explain(Page& pg, const std::string& name) {
   if (name == "idle") explain_idle(pg);
+  if (name == "algo") explain_algo(pg);
 }
 
 // "000_ring_latency" -> "000": the article's number, its anchor on the page.
