@@ -20,6 +20,7 @@
 #include "weft/exec/parallel_reduce.hpp"
 #include "weft/exec/parallel_scan.hpp"
 #include "weft/exec/parallel_sort.hpp"
+#include "weft/exec/pipeline.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
 
@@ -30,6 +31,7 @@
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/parallel_reduce.h>
 #include <oneapi/tbb/parallel_scan.h>
 #include <oneapi/tbb/parallel_sort.h>
@@ -74,8 +76,19 @@ struct StdAlgorithms {
   It find_if(It first, It last, Pred pred) const {
     return std::find_if(kPolicy<Policy>..., first, last, pred);
   }
+  // The standard library has no pipeline: only the serial loop.
+  template <class F>
+    requires(sizeof...(Policy) == 0)
+  void pipeline(const std::vector<std::uint64_t>& in, std::vector<std::uint64_t>& out, F f) const {
+    std::size_t w = 0;
+    for (std::uint64_t x : in) out[w++] = f(x);
+  }
 };
 using Serial = StdAlgorithms<>;
+
+// Items alive at once in the pipeline workload, for both libraries (oneTBB
+// suggests a small multiple of the threads).
+inline constexpr std::size_t kPipelineTokens = 16;
 
 struct WeftAlgorithms {
   ThreadPool* pool = nullptr;
@@ -102,6 +115,22 @@ struct WeftAlgorithms {
   template <class It, class Pred>
   It find_if(It first, It last, Pred pred) const {
     return parallel_find_if(*pool, first, last, pred);
+  }
+  template <class F>
+  void pipeline(const std::vector<std::uint64_t>& in, std::vector<std::uint64_t>& out, F f) const {
+    std::size_t next = 0;
+    std::size_t w = 0;
+    parallel_pipeline(*pool, kPipelineTokens,
+                      stage<void, std::uint64_t>(StageMode::serial_in_order,
+                                                 [&](FlowControl& fc) -> std::uint64_t {
+                                                   if (next == in.size()) {
+                                                     fc.stop();
+                                                     return 0;
+                                                   }
+                                                   return in[next++];
+                                                 }),
+                      stage<std::uint64_t, std::uint64_t>(StageMode::parallel, f),
+                      stage<std::uint64_t, void>(StageMode::serial_in_order, [&](std::uint64_t y) { out[w++] = y; }));
   }
 };
 
@@ -165,6 +194,25 @@ struct TbbAlgorithms {
       }
     });
     return first + best.load();
+  }
+  template <class F>
+  void pipeline(const std::vector<std::uint64_t>& in, std::vector<std::uint64_t>& out, F f) const {
+    namespace tbb = oneapi::tbb;
+    std::size_t next = 0;
+    std::size_t w = 0;
+    tbb::parallel_pipeline(
+        kPipelineTokens,
+        tbb::make_filter<void, std::uint64_t>(tbb::filter_mode::serial_in_order,
+                                              [&](tbb::flow_control& fc) -> std::uint64_t {
+                                                if (next == in.size()) {
+                                                  fc.stop();
+                                                  return 0;
+                                                }
+                                                return in[next++];
+                                              }) &
+            tbb::make_filter<std::uint64_t, std::uint64_t>(tbb::filter_mode::parallel, f) &
+            tbb::make_filter<std::uint64_t, void>(tbb::filter_mode::serial_in_order,
+                                                  [&](std::uint64_t y) { out[w++] = y; }));
   }
 
  private:
@@ -409,6 +457,43 @@ class Find {
   std::ptrdiff_t found_ = -1;
 };
 
+// A three-stage pipeline of n items: a serial read of in[i], a parallel
+// transform of about 1 us (kPipelineRounds rounds of splitmix64), a serial
+// in-order write to out[i]. The write order is checked: an item out of
+// order lands in the wrong place.
+class Pipe {
+ public:
+  static constexpr bool kReduction = false;
+  static constexpr int kPipelineRounds = 256;
+  explicit Pipe(std::int64_t n) : in_(generate<std::uint64_t>(n, mix)), out_(in_.size()), expected_(in_.size()) {
+    std::transform(in_.begin(), in_.end(), expected_.begin(), transform);
+  }
+  void reset() { std::fill(out_.begin(), out_.end(), std::uint64_t{0}); }
+  template <class Ex>
+  void run(Ex& ex) {
+    if constexpr (requires { ex.pipeline(in_, out_, transform); })
+      ex.pipeline(in_, out_, transform);
+    else
+      throw std::logic_error("algo: pipeline run on a variant that does not offer it");
+  }
+  void check(std::string_view workload, std::string_view variant) const {
+    const auto bad = std::mismatch(out_.begin(), out_.end(), expected_.begin());
+    if (bad.first != out_.end())
+      wrong(workload, variant, "wrote a wrong item at " + std::to_string(bad.first - out_.begin()));
+  }
+  std::uint64_t bits() const noexcept { return 0; }
+  static std::string not_offered(std::string_view variant) {
+    return variant == "std-par" ? "not offered: the standard library has no pipeline" : std::string();
+  }
+
+ private:
+  static std::uint64_t transform(std::uint64_t x) noexcept {
+    for (int i = 0; i < kPipelineRounds; ++i) x = mix(x);
+    return x;
+  }
+  std::vector<std::uint64_t> in_, out_, expected_;
+};
+
 // One workload's inputs, behind the type the run loop sees.
 class Case {
  public:
@@ -458,7 +543,7 @@ std::unique_ptr<Case> make_case(std::string_view name, Args&&... args) {
   return std::make_unique<CaseOf<W>>(name, std::forward<Args>(args)...);
 }
 
-const std::array<Workload, 8> kWorkloads{{
+const std::array<Workload, 9> kWorkloads{{
     {"reduce", true, &AlgoParams::n, "sum of {} doubles",
      [](const AlgoParams& p) { return make_case<Reduction>("reduce", p.n, false); }},
     {"transform-reduce", true, &AlgoParams::n, "sum of the squares of {} doubles",
@@ -482,6 +567,9 @@ const std::array<Workload, 8> kWorkloads{{
      [](const AlgoParams& p) { return make_case<Find>("find-half", p.n, p.n / 2); }},
     {"find-end", false, &AlgoParams::n, "find_if over {} uint64, the match at the end",
      [](const AlgoParams& p) { return make_case<Find>("find-end", p.n, p.n - 1); }},
+    {"pipeline", false, &AlgoParams::pipeline_n,
+     "pipeline of {} items: serial read, parallel ~1 us transform, serial in-order write",
+     [](const AlgoParams& p) { return make_case<Pipe>("pipeline", p.pipeline_n); }},
 }};
 
 // "sum of 1000 doubles": the workload's note with its size.
@@ -633,6 +721,8 @@ Result run_algo(const AlgoParams& p) {
   }
   r.params = {{"n", p.n},
               {"sort_n", p.sort_n},
+              {"pipeline_n", p.pipeline_n},
+              {"pipeline_tokens", kPipelineTokens},
               {"workers", workers},
               {"reps", p.reps},
               {"variants", p.variants},

@@ -11,6 +11,7 @@
 #include "weft/exec/parallel_reduce.hpp"
 #include "weft/exec/parallel_scan.hpp"
 #include "weft/exec/parallel_sort.hpp"
+#include "weft/exec/pipeline.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/exec/when_all.hpp"

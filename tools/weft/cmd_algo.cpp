@@ -22,6 +22,7 @@ void print_compare(const xp::Result& r) {
 struct AlgoOptions {
   long long n = 50'000'000;
   long long sort_n = 10'000'000;
+  long long pipeline_n = 1'000'000;
   int det_runs = 20;
   std::vector<std::string> workloads;
 };
@@ -30,6 +31,7 @@ void to_params(const AlgoOptions& o, xp::AlgoParams& p) {
   // The scan holds three arrays of n int64, the stable sort three of sort_n pairs.
   p.n = positive64("--n", o.n, 200'000'000);
   p.sort_n = positive64("--sort-n", o.sort_n, 100'000'000);
+  p.pipeline_n = positive64("--pipeline-n", o.pipeline_n, 100'000'000);
   p.det_runs = positive("--det-runs", o.det_runs, 1000);
   if (!o.workloads.empty()) p.workloads = parse_names("workload", o.workloads, xp::algo_workloads());
 }
@@ -37,6 +39,7 @@ void to_params(const AlgoOptions& o, xp::AlgoParams& p) {
 void add_options(CLI::App& sub, AlgoOptions& o) {
   sub.add_option("--n", o.n, "Elements of the reduce, scan and find workloads (default 50,000,000)");
   sub.add_option("--sort-n", o.sort_n, "Elements of the sort workloads (default 10,000,000)");
+  sub.add_option("--pipeline-n", o.pipeline_n, "Items of the pipeline workload (default 1,000,000)");
   sub.add_option("--det-runs", o.det_runs, "Runs per worker count (1, 2, 4) for the deterministic rows (default 20)");
   std::string names;
   for (const auto& w : xp::algo_workloads()) names += (names.empty() ? "" : ", ") + w;

@@ -12,6 +12,8 @@
 //                      keys with many duplicates
 //   find-half          find_if over `n` uint64, the match at n/2
 //   find-end           the same, the match at the last element
+//   pipeline           `pipeline_n` items: serial read, parallel ~1 us
+//                      transform, serial in-order write (std-par: none)
 //
 // Variants: serial (the std algorithm, no policy), std-par
 // (std::execution::par: libstdc++ runs it on oneTBB), tbb (oneTBB's
@@ -46,6 +48,7 @@ const std::vector<std::string>& algo_workloads();
 struct AlgoParams {
   std::int64_t n = 50'000'000;       // reduce, transform-reduce, inclusive-scan, find-*
   std::int64_t sort_n = 10'000'000;  // sort-u64, sort-f64, stable-sort
+  std::int64_t pipeline_n = 1'000'000;  // pipeline
   int det_runs = 20;
   std::vector<int> det_workers = {1, 2, 4};
   std::vector<int> workers;  // empty: available_parallelism()
