@@ -53,7 +53,7 @@ const std::vector<Experiment>& experiments() {
        {"pfor_ms"},
        {"--rounds 50 --reps 3", "--reps 5", "--reps 9"}},
       {"algo", "", "Parallel algorithms against oneTBB and std::execution::par",
-       "Parallel reduce, scan, sort and find: weft against std (serial and std::execution::par) and oneTBB",
+       "Parallel reduce, scan, sort, find and a pipeline: weft against std (serial and std::execution::par) and oneTBB",
        {10, 50, 120}, {"algo_vs_serial"},
        {"--n 5000000 --sort-n 1000000 --pipeline-n 100000 --reps 3",
         "--n 25000000 --sort-n 5000000 --pipeline-n 500000 --reps 5",
