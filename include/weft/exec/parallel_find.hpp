@@ -12,7 +12,10 @@
 // start at kFindMinBlock elements and grow with their position (about
 // 1/16 of it, up to kFindMaxBlock), which bounds the calls made beyond a
 // match at index m by about searchers * (kFindMinBlock + m / 16), while a
-// long search pays one claim per block.
+// long search pays one claim per block. Within a block a searcher checks
+// the best match known once per step of kFindStep (256) elements, so it
+// stops at most a step after a match before its position is published;
+// as kFindStep <= kFindMinBlock, the bound above stays.
 //
 // Exceptions: a predicate that throws for element i counts as a "match" at
 // i; if the first match in order is such an element, its exception reaches
@@ -46,13 +49,16 @@ namespace detail {
 
 inline constexpr std::size_t kFindMinBlock = 256;
 inline constexpr std::size_t kFindMaxBlock = std::size_t{1} << 16;
+// A searcher reads the best index once per this many elements, not per
+// element: the step's loop is a plain serial search the compiler unrolls.
+inline constexpr std::size_t kFindStep = 256;
 
 struct FindCursor {
   std::size_t n;
   // First unclaimed index; every searcher claims through it, in order.
   alignas(kCacheLine) std::atomic<std::size_t> next{0};
   // Smallest index known to match (or throw); n while none is. Written
-  // only when a match is found, read before every predicate call.
+  // only when a match is found, read before every step of kFindStep calls.
   alignas(kCacheLine) std::atomic<std::size_t> best;
 
   explicit FindCursor(std::size_t len) : n(len), best(len) {}
@@ -87,16 +93,16 @@ void find_search(FindCursor& c, It first, Pred& pred, FindError& err) noexcept {
   std::size_t lo = 0;
   std::size_t hi = 0;
   while (c.claim(lo, hi)) {
-    for (std::size_t i = lo; i < hi; ++i) {
-      if (c.best.load(std::memory_order_relaxed) < i) return;  // relaxed: see the header
-      bool hit;
+    for (std::size_t step = lo; step < hi; step += kFindStep) {
+      if (c.best.load(std::memory_order_relaxed) < step) return;  // relaxed: see the header
+      const std::size_t stop = std::min(hi, step + kFindStep);
+      std::size_t i = step;
       try {
-        hit = static_cast<bool>(pred(first[static_cast<std::iter_difference_t<It>>(i)]));
+        while (i < stop && !pred(first[static_cast<std::iter_difference_t<It>>(i)])) ++i;
       } catch (...) {
         err = {i, std::current_exception()};
-        hit = true;
       }
-      if (hit) {
+      if (i < stop) {
         c.found(i);  // every later block starts past i: this searcher is done
         return;
       }

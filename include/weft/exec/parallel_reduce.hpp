@@ -10,18 +10,24 @@
 // The range is halved recursively down to the grain (the most elements a
 // leaf holds); the two halves run in parallel (parallel_invoke: the left
 // one on this thread, the right one offered to idle workers) and their
-// results combine as op(left, right). A leaf is a serial left fold starting
-// from its first element: op(op(x0, x1), x2)... (in the index form, the
-// body's result). init is combined once, at the root: op(init, tree).
+// results combine as op(left, right). A leaf folds blocks of 8 elements,
+// each a balanced tree b = op(op(op(t0, t1), op(t2, t3)), op(op(t4, t5),
+// op(t6, t7))), from left to right: op(op(b0, b1), b2)..., then the leftover
+// elements (fewer than 8) one by one, op(acc, t(x)); a leaf shorter than 8
+// is a plain left fold from its first element. The blocks' inner
+// combinations do not wait on the running total, so the CPU overlaps them
+// (a plain left fold waits on one op per element). In the index form a
+// leaf is the body's result. init is combined once, at the root: op(init, tree).
 // `op` must be associative (as for std::reduce); it need not be commutative,
 // since operands are never swapped.
 //
 // Determinism: for the same input, op, transform and grain, the result is
 // bitwise the same on every run, whatever the number of workers, the timing
 // or which thread stole what: the split tree depends only on the length of
-// the range and the grain, and every combination happens in tree order. So
-// a floating-point sum gives the same bits on 1 worker or 64 (not the bits
-// of std::accumulate, whose one long left fold is a different tree). This
+// the range and the grain, a leaf's blocks depend only on its length, and
+// every combination happens in tree order. So a floating-point sum gives
+// the same bits on 1 worker or 64 (not the bits of std::accumulate, whose
+// one long left fold is a different tree). This
 // costs nothing extra: the partial results live in the stack frames of the
 // recursion (no per-split allocation beyond the fork-join's task), and no
 // extra pass or buffer is needed. The default grain (grain = 0) is a
@@ -65,12 +71,36 @@ constexpr std::size_t reduce_grain(std::size_t n, std::size_t grain) noexcept {
   return even > kReduceMinGrain ? even : kReduceMinGrain;
 }
 
-// The serial left fold of a leaf, from its first element: t(x0), then
-// op(acc, t(x)) for each next x of the non-empty [it, end).
+// A leaf folds blocks of this many elements, each as a balanced tree: the
+// tree's inner combinations are independent of the running total, so the
+// CPU overlaps them, where a plain left fold waits on one op per element.
+inline constexpr std::size_t kFoldBlock = 8;
+
+// ((x0 x1)(x2 x3))((x4 x5)(x6 x7)) over t(x) of the kFoldBlock elements at p.
+template <class T, class It, class Op, class Transform>
+T fold_block(It p, Op& op, Transform& transform) {
+  auto pair = [&](std::iter_difference_t<It> i) -> T { return op(static_cast<T>(transform(p[i])), transform(p[i + 1])); };
+  T low = op(pair(0), pair(2));
+  T high = op(pair(4), pair(6));
+  return op(std::move(low), std::move(high));
+}
+
+// A leaf's fold of the non-empty [it, end): op(acc, block) for each whole
+// block of kFoldBlock elements, acc starting from the first block, then
+// op(acc, t(x)) for each element of the tail. A leaf shorter than a block
+// is a plain left fold from t(x0).
 template <class T, class It, class Op, class Transform>
 T fold_run(It it, const It end, Op& op, Transform& transform) {
-  T acc = static_cast<T>(transform(*it));
-  while (++it != end) acc = op(std::move(acc), transform(*it));
+  constexpr auto kWidth = static_cast<std::iter_difference_t<It>>(kFoldBlock);
+  auto first = [&]() -> T {
+    if (end - it < kWidth) return static_cast<T>(transform(*it++));
+    T block = fold_block<T>(it, op, transform);
+    it += kWidth;
+    return block;
+  };
+  T acc = first();
+  for (; end - it >= kWidth; it += kWidth) acc = op(std::move(acc), fold_block<T>(it, op, transform));
+  for (; it != end; ++it) acc = op(std::move(acc), transform(*it));
   return acc;
 }
 

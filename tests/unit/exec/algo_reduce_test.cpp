@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <numeric>
@@ -46,7 +47,7 @@ TEST(ParallelReduce, KeepsOperandOrderAndInitOnTheLeft) {
   std::vector<std::string> parts;
   for (int i = 0; i < 5000; ++i) parts.push_back(std::to_string(i) + ",");
   const std::string serial = std::accumulate(parts.begin(), parts.end(), std::string("init:"));
-  for (std::size_t grain : {0u, 1u, 7u, 64u})
+  for (std::size_t grain : {0u, 1u, 7u, 8u, 9u, 15u, 17u, 64u})
     EXPECT_EQ(weft::parallel_reduce(pool, parts.begin(), parts.end(), std::string("init:"), std::plus<>{}, grain),
               serial)
         << "grain " << grain;
@@ -129,6 +130,27 @@ void expect_bitwise_deterministic() {
 
 TEST(ParallelReduce, BitwiseDeterministicDoubleSum) { expect_bitwise_deterministic<double>(); }
 TEST(ParallelReduce, BitwiseDeterministicFloatSum) { expect_bitwise_deterministic<float>(); }
+
+// One leaf (grain >= n) is the documented fold: blocks of 8 as balanced
+// trees, left to right, then the tail one by one; shorter than 8, a left fold.
+TEST(ParallelReduce, ALeafFoldsBlocksOfEightAsBalancedTrees) {
+  weft::ThreadPool pool(workers(2));
+  const auto v = spread_values<double>(1003);
+  for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9}, std::size_t{1003}}) {
+    auto block = [&](std::size_t i) {
+      return ((v[i] + v[i + 1]) + (v[i + 2] + v[i + 3])) + ((v[i + 4] + v[i + 5]) + (v[i + 6] + v[i + 7]));
+    };
+    std::size_t i = n < 8 ? 1 : 8;
+    double leaf = n < 8 ? v[0] : block(0);
+    for (; i + 8 <= n; i += 8) leaf += block(i);
+    for (; i < n; ++i) leaf += v[i];
+    const double want = 0.5 + leaf;
+    const auto end = v.begin() + static_cast<std::ptrdiff_t>(n);
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(weft::parallel_reduce(pool, v.begin(), end, 0.5, std::plus<>{}, n)),
+              std::bit_cast<std::uint64_t>(want))
+        << n << " elements";
+  }
+}
 
 TEST(ParallelReduce, TheTreeDependsOnTheGrain) {
   // The counterpart of the above: another split tree does give other bits
