@@ -21,6 +21,10 @@
 // returns only when its work is done.
 #pragma once
 
+#include <concepts>
+#include <type_traits>
+#include <utility>
+
 #include "weft/exec/thread_pool.hpp"
 
 namespace weft {
@@ -31,3 +35,18 @@ namespace weft {
 ThreadPool& default_pool();
 
 }  // namespace weft
+
+// Declares weft::NAME(args...) as weft::NAME(default_pool(), args...), for
+// an algorithm whose first parameter is the pool: one definition of the
+// pool-less form for every algorithm. It takes part in overload resolution
+// only when the pool-first call with these arguments is valid and the
+// first argument is not itself a pool. Use inside namespace weft.
+#define WEFT_ON_DEFAULT_POOL(NAME)                                                              \
+  template <class First, class... Rest>                                                         \
+    requires(!std::same_as<std::remove_cvref_t<First>, ::weft::ThreadPool> &&                   \
+             requires(::weft::ThreadPool& p, First&& f, Rest&&... r) {                          \
+               ::weft::NAME(p, std::forward<First>(f), std::forward<Rest>(r)...);               \
+             })                                                                                 \
+  decltype(auto) NAME(First&& first, Rest&&... rest) {                                          \
+    return ::weft::NAME(::weft::default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...); \
+  }

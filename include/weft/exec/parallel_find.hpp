@@ -147,22 +147,7 @@ bool parallel_any_of(ThreadPool& pool, It first, It last, Pred pred) {
 }
 
 // The same on default_pool().
-template <class First, class... Rest>
-  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
-           requires(ThreadPool& p, First&& f, Rest&&... r) {
-             weft::parallel_find_if(p, std::forward<First>(f), std::forward<Rest>(r)...);
-           })
-decltype(auto) parallel_find_if(First&& first, Rest&&... rest) {
-  return weft::parallel_find_if(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
-}
-
-template <class First, class... Rest>
-  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
-           requires(ThreadPool& p, First&& f, Rest&&... r) {
-             weft::parallel_any_of(p, std::forward<First>(f), std::forward<Rest>(r)...);
-           })
-bool parallel_any_of(First&& first, Rest&&... rest) {
-  return weft::parallel_any_of(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
-}
+WEFT_ON_DEFAULT_POOL(parallel_find_if)
+WEFT_ON_DEFAULT_POOL(parallel_any_of)
 
 }  // namespace weft

@@ -133,13 +133,6 @@ void parallel_for(ThreadPool& pool, const BlockedRange2d<I>& range, const F& f, 
 }
 
 // The same on default_pool().
-template <class First, class... Rest>
-  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
-           requires(ThreadPool& p, First&& f, Rest&&... r) {
-             weft::parallel_for(p, std::forward<First>(f), std::forward<Rest>(r)...);
-           })
-void parallel_for(First&& first, Rest&&... rest) {
-  weft::parallel_for(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
-}
+WEFT_ON_DEFAULT_POOL(parallel_for)
 
 }  // namespace weft

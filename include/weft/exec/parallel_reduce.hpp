@@ -157,22 +157,7 @@ T parallel_reduce(ThreadPool& pool, I first, I last, T init, Reduce reduce, Body
 }
 
 // The same on default_pool().
-template <class First, class... Rest>
-  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
-           requires(ThreadPool& p, First&& f, Rest&&... r) {
-             weft::parallel_reduce(p, std::forward<First>(f), std::forward<Rest>(r)...);
-           })
-decltype(auto) parallel_reduce(First&& first, Rest&&... rest) {
-  return weft::parallel_reduce(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
-}
-
-template <class First, class... Rest>
-  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
-           requires(ThreadPool& p, First&& f, Rest&&... r) {
-             weft::parallel_transform_reduce(p, std::forward<First>(f), std::forward<Rest>(r)...);
-           })
-decltype(auto) parallel_transform_reduce(First&& first, Rest&&... rest) {
-  return weft::parallel_transform_reduce(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
-}
+WEFT_ON_DEFAULT_POOL(parallel_reduce)
+WEFT_ON_DEFAULT_POOL(parallel_transform_reduce)
 
 }  // namespace weft

@@ -128,22 +128,7 @@ Out parallel_exclusive_scan(ThreadPool& pool, It first, It last, Out d_first, T 
 }
 
 // The same on default_pool().
-template <class First, class... Rest>
-  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
-           requires(ThreadPool& p, First&& f, Rest&&... r) {
-             weft::parallel_inclusive_scan(p, std::forward<First>(f), std::forward<Rest>(r)...);
-           })
-decltype(auto) parallel_inclusive_scan(First&& first, Rest&&... rest) {
-  return weft::parallel_inclusive_scan(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
-}
-
-template <class First, class... Rest>
-  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
-           requires(ThreadPool& p, First&& f, Rest&&... r) {
-             weft::parallel_exclusive_scan(p, std::forward<First>(f), std::forward<Rest>(r)...);
-           })
-decltype(auto) parallel_exclusive_scan(First&& first, Rest&&... rest) {
-  return weft::parallel_exclusive_scan(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
-}
+WEFT_ON_DEFAULT_POOL(parallel_inclusive_scan)
+WEFT_ON_DEFAULT_POOL(parallel_exclusive_scan)
 
 }  // namespace weft

@@ -212,22 +212,7 @@ void parallel_stable_sort(ThreadPool& pool, It first, It last, Comp comp = {}) {
 }
 
 // The same on default_pool().
-template <class First, class... Rest>
-  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
-           requires(ThreadPool& p, First&& f, Rest&&... r) {
-             weft::parallel_sort(p, std::forward<First>(f), std::forward<Rest>(r)...);
-           })
-void parallel_sort(First&& first, Rest&&... rest) {
-  weft::parallel_sort(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
-}
-
-template <class First, class... Rest>
-  requires(!std::same_as<std::remove_cvref_t<First>, ThreadPool> &&
-           requires(ThreadPool& p, First&& f, Rest&&... r) {
-             weft::parallel_stable_sort(p, std::forward<First>(f), std::forward<Rest>(r)...);
-           })
-void parallel_stable_sort(First&& first, Rest&&... rest) {
-  weft::parallel_stable_sort(default_pool(), std::forward<First>(first), std::forward<Rest>(rest)...);
-}
+WEFT_ON_DEFAULT_POOL(parallel_sort)
+WEFT_ON_DEFAULT_POOL(parallel_stable_sort)
 
 }  // namespace weft
