@@ -93,11 +93,18 @@ class [[nodiscard]] Task {
 
   // The token the task reads with co_await current_stop_token(). Set it
   // before the task starts.
-  void set_stop_token(std::stop_token stop) noexcept { h_.promise().stop_ = std::move(stop); }
+  // Throws std::invalid_argument on a task that is not valid().
+  void set_stop_token(std::stop_token stop) {
+    if (!h_) throw std::invalid_argument("weft::Task::set_stop_token: the task is not valid");
+    h_.promise().stop_ = std::move(stop);
+  }
 
   struct Awaiter {
     std::coroutine_handle<promise_type> child;
-    bool await_ready() const noexcept { return false; }
+    bool await_ready() const {
+      if (!child) throw std::invalid_argument("weft::Task: co_await on a task that is not valid");
+      return false;
+    }
     template <class P>
     std::coroutine_handle<> await_suspend(std::coroutine_handle<P> parent) noexcept {
       child.promise().continuation_ = parent;

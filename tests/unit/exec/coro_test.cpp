@@ -52,6 +52,10 @@ TEST(Coro, ExceptionsPropagateToTheAwaiter) {
   };
   EXPECT_EQ(weft::sync_wait(catcher()), "task failed");
   EXPECT_THROW(weft::sync_wait(add_one(throws_runtime())), std::runtime_error);
+  EXPECT_THROW(weft::sync_wait(add_one(Task<int>{})), std::invalid_argument);
+  EXPECT_THROW(weft::sync_wait(Task<int>{}), std::invalid_argument);
+  Task<int> none;
+  EXPECT_THROW(none.set_stop_token({}), std::invalid_argument);
 }
 
 TEST(Coro, ATaskIsLazyAndDestroyingItUnstartedFreesItsFrame) {
