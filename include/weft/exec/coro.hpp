@@ -26,9 +26,11 @@
 //   down before the resumption could be queued resumes it on the thread
 //   that completed it.
 // * co_await task runs the child on this thread at once and resumes the
-//   awaiter when it finishes, both by symmetric transfer: a chain of 10^6
-//   nested awaits, or a loop of 10^6 awaits of children that finish at
-//   once, runs in constant stack. Its exception is rethrown in the awaiter.
+//   awaiter when it finishes, both by symmetric transfer (through a
+//   per-thread loop, detail/exec/promise.hpp, not the compiler's tail
+//   call): a chain of 10^6 nested awaits, or a loop of 10^6 awaits of
+//   children that finish at once, runs in constant stack in every build.
+//   Its exception is rethrown in the awaiter.
 // * co_await weft::when_all(tasks...) (or a vector of tasks) starts every
 //   child but the first on the pool of the calling worker (the default pool
 //   outside one), runs the first in place, and resumes the awaiter on the
@@ -106,10 +108,10 @@ class [[nodiscard]] Task {
       return false;
     }
     template <class P>
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<P> parent) noexcept {
+    void await_suspend(std::coroutine_handle<P> parent) noexcept {
       child.promise().continuation_ = parent;
       child.promise().inherit_stop(parent.promise());
-      return child;
+      detail::transfer(child);
     }
     T await_resume() { return child.promise().result_.take(); }
   };
@@ -152,7 +154,7 @@ struct ScheduleAwaiter : Task {
     pool->push(this);
   }
   void await_resume() const noexcept {}
-  static void execute_impl(Task* t) noexcept { static_cast<ScheduleAwaiter*>(t)->h.resume(); }
+  static void execute_impl(Task* t) noexcept { resume_here(static_cast<ScheduleAwaiter*>(t)->h); }
   // A refused push throws from await_suspend, which resumes the coroutine
   // with the exception: nothing to undo here.
   static void discard_impl(Task*) noexcept {}
@@ -179,8 +181,8 @@ struct FutureAwaiter : Continuation, Task {
     auto* self = static_cast<FutureAwaiter*>(c);
     push_continuation(*FutureLink::state(self->f)->pool, self);
   }
-  static void execute_impl(Task* t) noexcept { static_cast<FutureAwaiter*>(t)->h.resume(); }
-  static void discard_impl(Task* t) noexcept { static_cast<FutureAwaiter*>(t)->h.resume(); }
+  static void execute_impl(Task* t) noexcept { resume_here(static_cast<FutureAwaiter*>(t)->h); }
+  static void discard_impl(Task* t) noexcept { resume_here(static_cast<FutureAwaiter*>(t)->h); }
 };
 
 struct StopTokenAwaiter {
@@ -210,15 +212,15 @@ struct JoinChild : Task, Completion {
   Join* join = nullptr;
 
   JoinChild() noexcept : Task{&execute_impl, &discard_impl}, Completion{&done_impl} {}
-  static void execute_impl(Task* t) noexcept { static_cast<JoinChild*>(t)->h.resume(); }
+  static void execute_impl(Task* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
   // The pool refused it (shut down): start it here instead.
-  static void discard_impl(Task* t) noexcept { static_cast<JoinChild*>(t)->h.resume(); }
+  static void discard_impl(Task* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
   static std::coroutine_handle<> done_impl(Completion* c) noexcept {
     Join* j = static_cast<JoinChild*>(c)->join;
     // acq_rel: release publishes this child's result; the last arrival's
     // acquire sees every child's before it resumes the parent.
     if (j->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) return j->parent;
-    return std::noop_coroutine();
+    return {};
   }
 };
 
@@ -231,16 +233,16 @@ void bind_child(JoinChild& c, Join& j, weft::Task<T>& t, const PromiseBase& pare
   c.join = &j;
 }
 
-// Queues children 1..n-1 and returns child 0 to run in place. The counter
-// cannot reach zero before child 0 runs, so the parent (already suspended)
-// is resumed exactly once, by the last child.
-inline std::coroutine_handle<> start_join(Join& j, JoinChild* kids, std::size_t n, std::coroutine_handle<> parent) {
+// Queues children 1..n-1 and runs child 0 in place. The counter cannot
+// reach zero before child 0 runs, so the parent (already suspended) is
+// resumed exactly once, by the last child.
+inline void start_join(Join& j, JoinChild* kids, std::size_t n, std::coroutine_handle<> parent) {
   j.parent = parent;
   // relaxed: the pushes below publish it to the children's threads.
   j.remaining.store(n, std::memory_order_relaxed);
   PoolCore& pool = current_or_default_pool();
   for (std::size_t i = 1; i < n; ++i) push_continuation(pool, &kids[i]);
-  return kids[0].h;
+  transfer(kids[0].h);
 }
 
 template <class T>
@@ -264,9 +266,9 @@ struct JoinTuple {
 
   bool await_ready() const noexcept { return false; }
   template <class P>
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<P> parent) {
+  void await_suspend(std::coroutine_handle<P> parent) {
     bind_all(parent.promise(), std::index_sequence_for<Ts...>{});
-    return start_join(join, kids, sizeof...(Ts), parent);
+    start_join(join, kids, sizeof...(Ts), parent);
   }
   std::tuple<JoinValue<Ts>...> await_resume() {
     return std::apply([](auto&... t) { return std::tuple<JoinValue<Ts>...>{take_joined(t)...}; }, tasks);
@@ -287,10 +289,10 @@ struct JoinVector {
 
   bool await_ready() const noexcept { return tasks.empty(); }
   template <class P>
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<P> parent) {
+  void await_suspend(std::coroutine_handle<P> parent) {
     kids = std::make_unique<JoinChild[]>(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) bind_child(kids[i], join, tasks[i], parent.promise());
-    return start_join(join, kids.get(), tasks.size(), parent);
+    start_join(join, kids.get(), tasks.size(), parent);
   }
   auto await_resume() {
     if constexpr (std::is_void_v<T>) {

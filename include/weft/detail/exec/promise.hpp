@@ -8,12 +8,26 @@
 //
 // When a task finishes it leaves through its final suspend point to
 // exactly one of:
-//   continuation_   the coroutine that awaited it (symmetric transfer: the
-//                   resume is a tail call, so chains of co_await do not
-//                   grow the stack);
+//   continuation_   the coroutine that awaited it;
 //   completion_     a node that started it (spawn(), sync_wait(), a
 //                   when_all child slot), which publishes the result and
-//                   names the coroutine, if any, to transfer to next.
+//                   names the coroutine, if any, to run next.
+//
+// Symmetric transfer by hand: every weft resumption goes through
+// resume_here(), a loop on the resuming thread, and an await_suspend that
+// hands over to another coroutine (the child it awaits, the parent it
+// finishes into) only names it to that loop and returns. Returning the
+// handle from await_suspend instead relies on the compiler making the
+// resume a tail call, which g++ 12 does not do under ASan or at -O0: a
+// chain of 10^6 awaits then overflows the stack. The loop keeps it flat
+// whatever the build.
+//
+//   Trampoline   meaning
+//   armed        the loop just resumed a coroutine on this thread and takes
+//                the first handle named by transfer() as the next to run
+//   not armed    no loop is waiting for a handle (none runs, or this
+//                resumption already named one): transfer() runs its own
+//                loop in place
 #pragma once
 
 #include <coroutine>
@@ -34,8 +48,42 @@ class Task;
 
 namespace detail {
 
+struct Trampoline {
+  std::coroutine_handle<> next;
+  bool armed = false;
+};
+inline thread_local Trampoline trampoline;
+
+// Runs `h` and every coroutine handed over from it on this thread, until
+// one suspends without naming a successor. Saves and restores an outer
+// loop's state: a task may sync_wait(), or a waiting worker run other
+// tasks, in the middle of a resumption.
+inline void resume_here(std::coroutine_handle<> h) {
+  Trampoline& t = trampoline;
+  const Trampoline outer = t;
+  while (h) {
+    t.next = {};
+    t.armed = true;
+    h.resume();
+    h = t.next;
+  }
+  t = outer;
+}
+
+// Called last in an await_suspend: `h` (if any) runs next on this thread.
+inline void transfer(std::coroutine_handle<> h) {
+  if (!h) return;
+  Trampoline& t = trampoline;
+  if (t.armed) {
+    t.armed = false;
+    t.next = h;
+  } else {
+    resume_here(h);
+  }
+}
+
 // What a task that no coroutine awaits calls when it finishes. It returns
-// the coroutine to run next on this thread (std::noop_coroutine() for none).
+// the coroutine to run next on this thread (a null handle for none).
 // It may destroy the finished task's frame.
 struct Completion {
   std::coroutine_handle<> (*done)(Completion*) noexcept = nullptr;
@@ -55,11 +103,11 @@ struct PromiseBase {
 
   struct FinalAwaiter {
     bool await_ready() const noexcept { return false; }
+    // The completion may destroy the frame: nothing reads `p` after it.
     template <class P>
-    std::coroutine_handle<> await_suspend(std::coroutine_handle<P> h) const noexcept {
+    void await_suspend(std::coroutine_handle<P> h) const noexcept {
       PromiseBase& p = h.promise();
-      if (p.completion_ != nullptr) return p.completion_->done(p.completion_);
-      return p.continuation_ ? p.continuation_ : std::noop_coroutine();
+      transfer(p.completion_ != nullptr ? p.completion_->done(p.completion_) : p.continuation_);
     }
     void await_resume() const noexcept {}
   };
@@ -142,7 +190,7 @@ struct SpawnState final : FutureState<T>, Completion {
   static void execute_impl(Task* t) noexcept {
     auto* self = static_cast<SpawnState*>(t);
     if (self->claim_blocked())
-      self->h.resume();  // done_impl drops the queue's reference
+      resume_here(self->h);  // done_impl drops the queue's reference
     else
       self->release();  // cancelled while queued
   }
@@ -167,7 +215,7 @@ struct SpawnState final : FutureState<T>, Completion {
     // to waiters; acquire reads the `next` an attacher wrote.
     self->finished(self->state.exchange(FutureState<T>::kReady, std::memory_order_acq_rel));
     self->release();
-    return std::noop_coroutine();
+    return {};
   }
   static void destroy_impl(FutureState<T>* s) noexcept { delete_task(static_cast<SpawnState*>(s)); }
 };
