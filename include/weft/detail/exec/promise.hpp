@@ -18,9 +18,9 @@
 // hands over to another coroutine (the child it awaits, the parent it
 // finishes into) only names it to that loop and returns. Returning the
 // handle from await_suspend instead relies on the compiler making the
-// resume a tail call, which g++ 12 does not do under ASan or at -O0: a
-// chain of 10^6 awaits then overflows the stack. The loop keeps it flat
-// whatever the build.
+// resume a tail call, which g++ 12 does not do under ASan: a chain of
+// 10^6 awaits then overflowed the stack. The loop keeps it flat whatever
+// the compiler does.
 //
 //   Trampoline   meaning
 //   armed        the loop just resumed a coroutine on this thread and takes
