@@ -3,6 +3,7 @@
 
 #include "weft/error.hpp"
 #include "weft/exec/cancelled.hpp"
+#include "weft/exec/coro.hpp"
 #include "weft/exec/default_pool.hpp"
 #include "weft/exec/future.hpp"
 #include "weft/exec/parallel_find.hpp"

@@ -367,7 +367,8 @@ class Future {
     check();
     if (ready()) return;
     const bool may_inline = allow_inline || detail::on_worker_thread();
-    if (may_inline && detail::run_if_still_queued(s_)) return;
+    // A coroutine's node (weft/exec/coro.hpp) may suspend in there, not done.
+    if (may_inline && detail::run_if_still_queued(s_) && ready()) return;
     if (may_inline && s_->claim()) {
       s_->run_claimed();
       return;

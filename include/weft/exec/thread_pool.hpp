@@ -48,6 +48,12 @@
 
 namespace weft {
 
+template <class T>
+class Task;
+namespace detail {
+struct ScheduleAwaiter;
+}
+
 struct PoolOptions {
   // Number of workers; unset means available_parallelism(). 0 or less is an
   // error (std::invalid_argument).
@@ -115,6 +121,13 @@ class ThreadPool {
     return fut;
   }
 
+  // Coroutines (weft/exec/coro.hpp, which defines these): `co_await
+  // pool.schedule()` moves the awaiting task onto a worker; spawn() queues
+  // a task's start and returns the future of its result.
+  [[nodiscard]] detail::ScheduleAwaiter schedule() noexcept;
+  template <class T>
+  [[nodiscard]] Future<T> spawn(Task<T> task);
+
   // Waits until no task is queued or running; rethrows the first exception
   // a post()ed task threw since the last call.
   void wait_idle();
@@ -137,6 +150,7 @@ class ThreadPool {
 
  private:
   friend class TaskGroup;
+  friend struct detail::ScheduleAwaiter;  // pushes itself
   friend detail::PoolCore& detail::core_of(ThreadPool& pool) noexcept;  // for continuations' pools
   void push(detail::Task* t);
   // For TaskGroup::cancel(): empties the calling thread's own deque in this

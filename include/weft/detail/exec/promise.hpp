@@ -1,0 +1,224 @@
+// weft/detail/exec/promise.hpp — the promise behind weft::Task<T> and the
+// nodes that start tasks on the pool (weft/exec/coro.hpp).
+//
+// A task's frame (the promise is in it) comes from weft's per-thread
+// PoolResource, like a queued task: a coroutine that awaits a child or
+// spawns one takes a block from its thread's free list, and the thread
+// that destroys the frame hands it back (remotely if it is another thread).
+//
+// When a task finishes it leaves through its final suspend point to
+// exactly one of:
+//   continuation_   the coroutine that awaited it;
+//   completion_     a node that started it (spawn(), sync_wait(), a
+//                   when_all child slot), which publishes the result and
+//                   names the coroutine, if any, to run next.
+//
+// Symmetric transfer by hand: every weft resumption goes through
+// resume_here(), a loop on the resuming thread, and an await_suspend that
+// hands over to another coroutine (the child it awaits, the parent it
+// finishes into) only names it to that loop and returns. Returning the
+// handle from await_suspend instead relies on the compiler making the
+// resume a tail call, which g++ 12 does not do under ASan: a chain of
+// 10^6 awaits then overflowed the stack. The loop keeps it flat whatever
+// the compiler does.
+//
+//   Trampoline   meaning
+//   armed        the loop just resumed a coroutine on this thread and takes
+//                the first handle named by transfer() as the next to run
+//   not armed    no loop is waiting for a handle (none runs, or this
+//                resumption already named one): transfer() runs its own
+//                loop in place
+#pragma once
+
+#include <coroutine>
+#include <cstddef>
+#include <exception>
+#include <new>
+#include <stop_token>
+#include <type_traits>
+#include <utility>
+
+#include "weft/detail/exec/task.hpp"
+#include "weft/exec/future.hpp"
+
+namespace weft {
+
+template <class T>
+class Task;
+
+namespace detail {
+
+struct Trampoline {
+  std::coroutine_handle<> next;
+  bool armed = false;
+};
+inline thread_local Trampoline trampoline;
+
+// Runs `h` and every coroutine handed over from it on this thread, until
+// one suspends without naming a successor. Saves and restores an outer
+// loop's state: a task may sync_wait(), or a waiting worker run other
+// tasks, in the middle of a resumption.
+inline void resume_here(std::coroutine_handle<> h) {
+  Trampoline& t = trampoline;
+  const Trampoline outer = t;
+  while (h) {
+    t.next = {};
+    t.armed = true;
+    h.resume();
+    h = t.next;
+  }
+  t = outer;
+}
+
+// Called last in an await_suspend: `h` (if any) runs next on this thread.
+inline void transfer(std::coroutine_handle<> h) {
+  if (!h) return;
+  Trampoline& t = trampoline;
+  if (t.armed) {
+    t.armed = false;
+    t.next = h;
+  } else {
+    resume_here(h);
+  }
+}
+
+// What a task that no coroutine awaits calls when it finishes. It returns
+// the coroutine to run next on this thread (a null handle for none).
+// It may destroy the finished task's frame.
+struct Completion {
+  std::coroutine_handle<> (*done)(Completion*) noexcept = nullptr;
+};
+
+struct PromiseBase {
+  std::coroutine_handle<> continuation_;
+  Completion* completion_ = nullptr;
+  std::stop_token stop_;
+
+  static void* operator new(std::size_t size) { return allocate_task(size, __STDCPP_DEFAULT_NEW_ALIGNMENT__); }
+  static void operator delete(void* p, std::size_t size) noexcept {
+    free_task(p, size, __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  }
+
+  std::suspend_always initial_suspend() const noexcept { return {}; }
+
+  struct FinalAwaiter {
+    bool await_ready() const noexcept { return false; }
+    // The completion may destroy the frame: nothing reads `p` after it.
+    template <class P>
+    void await_suspend(std::coroutine_handle<P> h) const noexcept {
+      PromiseBase& p = h.promise();
+      transfer(p.completion_ != nullptr ? p.completion_->done(p.completion_) : p.continuation_);
+    }
+    void await_resume() const noexcept {}
+  };
+  FinalAwaiter final_suspend() const noexcept { return {}; }
+
+  // A child awaited (or joined) without a stop token of its own sees its
+  // parent's.
+  void inherit_stop(const PromiseBase& parent) {
+    if (!stop_.stop_possible()) stop_ = parent.stop_;
+  }
+};
+
+template <class T>
+struct TaskPromise : PromiseBase {
+  ResultSlot<T> result_;
+
+  weft::Task<T> get_return_object() noexcept;
+  void unhandled_exception() noexcept { result_.error = std::current_exception(); }
+  template <class U = T>
+  void return_value(U&& v) {
+    ::new (static_cast<void*>(result_.storage)) T(std::forward<U>(v));
+    result_.has_value = true;
+  }
+};
+
+template <>
+struct TaskPromise<void> : PromiseBase {
+  ResultSlot<void> result_;
+
+  weft::Task<void> get_return_object() noexcept;
+  void unhandled_exception() noexcept { result_.error = std::current_exception(); }
+  void return_void() const noexcept {}
+};
+
+// Opens a Task's frame to weft's awaiters and starters.
+struct TaskAccess {
+  template <class T>
+  static std::coroutine_handle<TaskPromise<T>> handle(const weft::Task<T>& t) noexcept {
+    return t.h_;
+  }
+  template <class T>
+  static std::coroutine_handle<TaskPromise<T>> release(weft::Task<T>& t) noexcept {
+    return std::exchange(t.h_, {});
+  }
+};
+
+// Where a task started by spawn() or sync_wait() publishes its result: a
+// future node whose task is the coroutine's first resumption.
+//
+//   state (future.hpp's word)  meaning here
+//   Pending | kBlocked         queued, not started; kBlocked keeps a waiter
+//                              from running it in place as a callable
+//   Claimed                    started: the frame runs or is suspended
+//   Ready                      finished; the result moved into the node,
+//                              the frame destroyed
+//   Cancelled                  cancel() (or a refused push) won the claim:
+//                              the frame was destroyed unstarted
+//
+// The queue's reference is held from the push until the frame finishes
+// (not until the first resumption returns), so the node outlives the
+// coroutine even when the future is dropped.
+template <class T>
+struct SpawnState final : FutureState<T>, Completion {
+  std::coroutine_handle<TaskPromise<T>> h;
+
+  SpawnState(std::coroutine_handle<TaskPromise<T>> coro, PoolCore* p) noexcept : h(coro) {
+    // relaxed: not yet shared; the push (or the starting call) publishes it.
+    this->state.store(FutureState<T>::kPending | FutureState<T>::kBlocked, std::memory_order_relaxed);
+    this->execute = &execute_impl;
+    this->discard = &discard_impl;
+    this->invoke = &invoke_impl;
+    this->destroy = &destroy_impl;
+    this->pool = p;
+    this->done = &done_impl;
+    h.promise().completion_ = this;
+  }
+  SpawnState(const SpawnState&) = delete;
+  SpawnState& operator=(const SpawnState&) = delete;
+
+  static void execute_impl(Task* t) noexcept {
+    auto* self = static_cast<SpawnState*>(t);
+    if (self->claim_blocked())
+      resume_here(self->h);  // done_impl drops the queue's reference
+    else
+      self->release();  // cancelled while queued
+  }
+  // Only cancel() calls it (run == false): kBlocked keeps run_claimed() away.
+  static void invoke_impl(FutureState<T>* s, bool) noexcept {
+    auto* self = static_cast<SpawnState*>(s);
+    std::exchange(self->h, {}).destroy();
+  }
+  static void discard_impl(Task* t) noexcept {
+    auto* self = static_cast<SpawnState*>(t);
+    self->cancel();
+    self->release();
+  }
+  static std::coroutine_handle<> done_impl(Completion* c) noexcept {
+    auto* self = static_cast<SpawnState*>(c);
+    ResultSlot<T>& from = self->h.promise().result_;
+    auto take = [&from] { return from.take(); };
+    self->result.run(take);
+    std::exchange(self->h, {}).destroy();
+    sched_point();
+    // acq_rel: as FutureState::run_claimed(): release publishes the result
+    // to waiters; acquire reads the `next` an attacher wrote.
+    self->finished(self->state.exchange(FutureState<T>::kReady, std::memory_order_acq_rel));
+    self->release();
+    return {};
+  }
+  static void destroy_impl(FutureState<T>* s) noexcept { delete_task(static_cast<SpawnState*>(s)); }
+};
+
+}  // namespace detail
+}  // namespace weft

@@ -1,0 +1,103 @@
+// Coroutine tasks under load: spawn's cancel racing the worker that starts
+// the task, co_await racing the awaited future's completion, and when_all
+// fork-join from several threads at once. Sized by weft::test::stress_count
+// and run under ThreadSanitizer in CI.
+// Counters are relaxed: only their totals are read, after the futures or
+// threads that bump them are waited for (which synchronizes).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "future_support.hpp"
+#include "stress.hpp"
+#include "watchdog.hpp"
+#include "weft/exec/cancelled.hpp"
+#include "weft/exec/coro.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace {
+
+using weft::Task;
+using weft::test::Counted;
+using weft::test::workers;
+
+Task<int> counted(Counted c) { co_return c(); }
+
+TEST(CoroStress, CancelRacingStartHasExactlyOneOutcome) {
+  const std::int64_t n = weft::test::stress_count(100'000);
+  weft::test::Watchdog dog("coro cancel racing start");
+  std::atomic<int> runs{0};
+  long ran = 0, cancelled = 0;
+  {
+    weft::ThreadPool pool(workers(2));
+    for (std::int64_t i = 0; i < n; ++i) {
+      auto f = pool.spawn(counted(Counted(&runs)));
+      if ((i & 3) == 0) std::this_thread::yield();
+      if (f.cancel()) {
+        EXPECT_THROW(f.get(), weft::cancelled);
+        ++cancelled;
+      } else {
+        EXPECT_GE(f.get(), 1);
+        ++ran;
+      }
+    }
+  }
+  EXPECT_EQ(ran + cancelled, n);
+  EXPECT_EQ(runs.load(), ran);
+  EXPECT_EQ(Counted::live.load(), 0);
+}
+
+Task<long> await_fresh(weft::ThreadPool& p, std::int64_t n) {
+  long sum = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if ((i & 1) == 0) co_await p.schedule();
+    sum += co_await p.submit([] { return 1L; });
+  }
+  co_return sum;
+}
+
+TEST(CoroStress, AwaitRacingTheFuturesCompletion) {
+  const std::int64_t n = weft::test::stress_count(50'000);
+  constexpr int kThreads = 3;
+  weft::test::Watchdog dog("coro await racing completion");
+  weft::ThreadPool pool(workers(2));
+  std::vector<std::thread> ts;
+  std::atomic<long> total{0};
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&] { total.fetch_add(weft::sync_wait(await_fresh(pool, n)), std::memory_order_relaxed); });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(total.load(), kThreads * n);
+}
+
+Task<std::int64_t> fib(int n) {
+  if (n < 2) co_return n;
+  auto [a, b] = co_await weft::when_all(fib(n - 1), fib(n - 2));
+  co_return a + b;
+}
+
+TEST(CoroStress, ForkJoinFromSeveralThreads) {
+  const std::int64_t rounds = weft::test::stress_count(40, 8);
+  constexpr int kThreads = 3;
+  weft::test::Watchdog dog("coro fork-join");
+  weft::ThreadPool pool(workers(2));
+  std::vector<std::thread> ts;
+  std::atomic<long> wrong{0};
+  auto root = [](weft::ThreadPool& p) -> Task<std::int64_t> {
+    co_await p.schedule();
+    co_return co_await fib(16);
+  };
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&] {
+      for (std::int64_t r = 0; r < rounds; ++r) {
+        const std::int64_t v = (r & 1) == 0 ? weft::sync_wait(root(pool)) : pool.spawn(root(pool)).get();
+        if (v != 987) wrong.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+}  // namespace
