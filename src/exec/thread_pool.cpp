@@ -319,14 +319,29 @@ bool PoolCore::help_one(Worker& w) noexcept {
   return true;
 }
 
+namespace {
+void run_hook(const std::function<void(int)>& hook, const char* name, int index) noexcept {
+  if (!hook) return;
+  try {
+    hook(index);
+  } catch (...) {
+    char where[96];  // no allocation: the hook may have thrown std::bad_alloc
+    std::snprintf(where, sizeof where, "weft::ThreadPool: %s of worker %d threw (the worker carries on)", name, index);
+    report_error(where, std::current_exception());
+  }
+}
+}  // namespace
+
 void PoolCore::run_worker(Worker& w) {
   this_worker() = {this, &w};
+  run_hook(options_.on_worker_start, "on_worker_start", w.index);
   for (;;) {
     Task* t = find_task(w);
     if (t == nullptr && (t = idle_.search_or_sleep(w)) == nullptr) break;  // null: the pool stops
     execute(w, t);
   }
   this_worker() = {};
+  run_hook(options_.on_worker_stop, "on_worker_stop", w.index);
 }
 
 bool PoolCore::quiescent() const noexcept {

@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -56,6 +57,19 @@ struct PoolOptions {
   Placement placement = Placement::none;
   // How long an idle worker searches (spinning) before it parks.
   WaitOptions wait{};
+  // Run on each worker thread with its index: on_worker_start before the
+  // worker takes its first task, on_worker_stop after its last, as it exits
+  // (to name the thread, set its scheduling class, set up or tear down a
+  // thread-local arena). A pinned worker may still be moving to its CPU
+  // when on_worker_start runs; current_cpu() settles once the constructor
+  // has returned. In on_worker_stop the thread no longer counts as a worker
+  // (is_worker() is false, a submission throws: the pool is shut down).
+  // The hooks run concurrently on different workers. An exception from a
+  // hook goes to weft's error handler (weft/error.hpp) with the worker's
+  // index, and the worker carries on: the pool does not lose a worker, nor
+  // the constructor fail, over a thread name it could not set.
+  std::function<void(int)> on_worker_start{};
+  std::function<void(int)> on_worker_stop{};
 };
 
 namespace detail {
