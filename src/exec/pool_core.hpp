@@ -15,10 +15,33 @@
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/exec/deque.hpp"
 #include "idle_workers.hpp"
+#include "weft/exec/pool_stats.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/sync/parker.hpp"
 
 namespace weft::detail {
+
+// relaxed increment of an owner-written counter: a plain load and store,
+// no read-modify-write; readers only need to see it eventually.
+inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t by = 1) noexcept {
+  c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+// The counters behind WorkerStats (weft/exec/pool_stats.hpp), each written
+// only by its worker with bump(), read relaxed by ThreadPool::stats(). Their
+// own line: stats() readers must not disturb the deque or `completed`.
+struct alignas(kCacheLine) WorkerCounters {
+  std::atomic<std::uint64_t> steals_from_workers{0};
+  std::atomic<std::uint64_t> steals_from_submitters{0};
+  std::atomic<std::uint64_t> failed_steal_rounds{0};
+  std::atomic<std::uint64_t> parks{0};
+  std::atomic<std::uint64_t> wakeups_sent{0};
+  std::atomic<std::uint64_t> wakeups_received{0};
+  std::atomic<std::uint64_t> spins_found_work{0};
+  std::atomic<std::uint64_t> busy_ns{0};
+  std::atomic<std::uint64_t> idle_ns{0};
+  std::int64_t since_ns = 0;  // owner only: when the worker last started or woke, or parked
+};
 
 // A deque plus the count of tasks pushed into it, both written only by the
 // deque's owner (a worker, or one outside thread).
@@ -32,13 +55,15 @@ struct alignas(kCacheLine) Source {
 struct alignas(kCacheLine) Worker {
   Source source;
   Parker parker;
-  // Tasks this worker has finished; owner-written, read by wait_idle().
+  // Tasks this worker has finished; owner-written, read by wait_idle() and
+  // as WorkerStats::tasks_run by stats().
   alignas(kCacheLine) std::atomic<std::uint64_t> completed{0};
   int index = 0;
   int cpu = -1;
   std::vector<int> victims;  // other workers, those sharing the nearest cache first
   std::uint64_t rng = 0;
   std::thread thread;
+  WorkerCounters counters;
 };
 
 class PoolCore {
@@ -52,6 +77,7 @@ class PoolCore {
   void record_exception(std::exception_ptr e) noexcept;
   bool help_one(Worker& w) noexcept;
   bool quiescent() const noexcept;
+  PoolStats stats() const;
 
   int size() const noexcept { return static_cast<int>(workers_.size()); }
   const std::vector<int>& cpus() const noexcept { return cpus_; }

@@ -13,6 +13,7 @@
 #include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "weft/detail/sync/wait.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
@@ -33,12 +34,6 @@ std::string describe(std::exception_ptr e) {
   } catch (...) {
     return "an exception not derived from std::exception";
   }
-}
-
-// relaxed increment of an owner-written counter: a plain load and store,
-// no read-modify-write; readers only need to see it eventually.
-void bump(std::atomic<std::uint64_t>& c) noexcept {
-  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 }  // namespace
 
@@ -208,7 +203,7 @@ void PoolCore::push(Task* t) {
     // then rescans the queues — the store-load pattern of Dekker's mutual
     // exclusion. Without it a submitter and a sleeper can miss each other.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    idle_.notify_one();
+    if (idle_.notify_one()) bump(ctx.worker->counters.wakeups_sent);
     return;
   }
   // relaxed: a fast refusal only; the decisive check is after the fence.
@@ -260,7 +255,7 @@ std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const
   // seq_cst fence: the tasks put back are pushes like any other (see push()):
   // a worker that saw the deque empty meanwhile may have gone to sleep.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  idle_.notify_one();
+  if (idle_.notify_one() && c.pool == this) bump(c.worker->counters.wakeups_sent);
   return static_cast<std::size_t>(taken);
 }
 
@@ -279,7 +274,10 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
     Task* t = nullptr;
     for (int v : w.victims) {
       const Steal r = workers_[static_cast<std::size_t>(v)]->source.deque.steal(t);
-      if (r == Steal::success) return t;
+      if (r == Steal::success) {
+        bump(w.counters.steals_from_workers);
+        return t;
+      }
       retry |= r == Steal::retry;
     }
     const int n = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
@@ -289,14 +287,21 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
       // relaxed: the pointer was published by the acquire load of the count.
       Source* s = injectors_[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
       const Steal r = s->deque.steal(t);
-      if (r == Steal::success) return t;
+      if (r == Steal::success) {
+        bump(w.counters.steals_from_submitters);
+        return t;
+      }
       retry |= r == Steal::retry;
     }
     const Steal r = overflow_.deque.steal(t);
-    if (r == Steal::success) return t;
+    if (r == Steal::success) {
+      bump(w.counters.steals_from_submitters);
+      return t;
+    }
     retry |= r == Steal::retry;
-    if (!retry) return nullptr;
+    if (!retry) break;
   }
+  bump(w.counters.failed_steal_rounds);
   return nullptr;
 }
 
@@ -334,12 +339,14 @@ void run_hook(const std::function<void(int)>& hook, const char* name, int index)
 
 void PoolCore::run_worker(Worker& w) {
   this_worker() = {this, &w};
+  w.counters.since_ns = now_ns();
   run_hook(options_.on_worker_start, "on_worker_start", w.index);
   for (;;) {
     Task* t = find_task(w);
     if (t == nullptr && (t = idle_.search_or_sleep(w)) == nullptr) break;  // null: the pool stops
     execute(w, t);
   }
+  bump(w.counters.busy_ns, static_cast<std::uint64_t>(now_ns() - w.counters.since_ns));
   this_worker() = {};
   run_hook(options_.on_worker_stop, "on_worker_stop", w.index);
 }
@@ -358,6 +365,31 @@ bool PoolCore::quiescent() const noexcept {
         std::memory_order_acquire);
   pushed += overflow_.pushed.load(std::memory_order_acquire);  // acquire: as above
   return completed == pushed;
+}
+
+PoolStats PoolCore::stats() const {
+  PoolStats s;
+  s.workers.reserve(workers_.size());
+  for (const auto& w : workers_) {
+    const WorkerCounters& c = w->counters;
+    // relaxed: a snapshot of counters nothing is published through.
+    auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+    WorkerStats ws;
+    ws.index = w->index;
+    ws.tasks_run = get(w->completed);
+    ws.steals_from_workers = get(c.steals_from_workers);
+    ws.steals_from_submitters = get(c.steals_from_submitters);
+    ws.failed_steal_rounds = get(c.failed_steal_rounds);
+    ws.parks = get(c.parks);
+    ws.wakeups_sent = get(c.wakeups_sent);
+    ws.wakeups_received = get(c.wakeups_received);
+    ws.spins_found_work = get(c.spins_found_work);
+    ws.busy = std::chrono::nanoseconds(static_cast<std::int64_t>(get(c.busy_ns)));
+    ws.idle = std::chrono::nanoseconds(static_cast<std::int64_t>(get(c.idle_ns)));
+    s.total += ws;
+    s.workers.push_back(ws);
+  }
+  return s;
 }
 
 void PoolCore::wait_idle() {
@@ -397,6 +429,20 @@ void PoolCore::record_exception(std::exception_ptr e) noexcept {
 
 }  // namespace detail
 
+WorkerStats& WorkerStats::operator+=(const WorkerStats& o) noexcept {
+  tasks_run += o.tasks_run;
+  steals_from_workers += o.steals_from_workers;
+  steals_from_submitters += o.steals_from_submitters;
+  failed_steal_rounds += o.failed_steal_rounds;
+  parks += o.parks;
+  wakeups_sent += o.wakeups_sent;
+  wakeups_received += o.wakeups_received;
+  spins_found_work += o.spins_found_work;
+  busy += o.busy;
+  idle += o.idle;
+  return *this;
+}
+
 // ---- ThreadPool --------------------------------------------------------------
 
 ThreadPool::ThreadPool(PoolOptions options) : core_(std::make_unique<detail::PoolCore>(std::move(options))) {}
@@ -411,6 +457,7 @@ void ThreadPool::shutdown() { core_->shutdown(); }
 int ThreadPool::size() const noexcept { return core_->size(); }
 const std::vector<int>& ThreadPool::cpus() const noexcept { return core_->cpus(); }
 bool ThreadPool::is_worker() const noexcept { return detail::this_worker().pool == core_.get(); }
+PoolStats ThreadPool::stats() const { return core_->stats(); }
 int ThreadPool::idle_worker_count() const noexcept { return static_cast<int>(core_->idle_.idle_count()); }
 int ThreadPool::current_worker_index() noexcept {
   const detail::WorkerContext& c = detail::this_worker();

@@ -44,6 +44,7 @@
 
 #include "weft/detail/exec/task.hpp"
 #include "weft/exec/future.hpp"
+#include "weft/exec/pool_stats.hpp"
 #include "weft/sync/wait_options.hpp"
 #include "weft/topo/placement.hpp"
 
@@ -148,6 +149,10 @@ class ThreadPool {
   // a loop's work to the pool (weft::adaptive). One relaxed load, so a hint
   // that may be stale by the time it returns.
   [[nodiscard]] int idle_worker_count() const noexcept;
+  // What each worker has done so far (weft/exec/pool_stats.hpp); any thread,
+  // any time. Costs the caller a read of each worker's counters; keeping
+  // them costs the workers a store per event whether or not anyone reads.
+  [[nodiscard]] PoolStats stats() const;
 
  private:
   friend class TaskGroup;
