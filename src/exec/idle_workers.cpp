@@ -71,6 +71,8 @@ std::int64_t IdleWorkers::park(Worker& w, const WaitOptions& opts) noexcept {
   bump(c.parks);
   w.parker.park(opts);
   c.since_ns = now_ns();
+  w.reach = w.rings.empty() ? 0 : 1;  // back from sleep: look near first again
+  w.empty_searches = 0;
   bump(c.idle_ns, static_cast<std::uint64_t>(c.since_ns - parked));
   bump(c.wakeups_received);
   return c.since_ns;

@@ -18,6 +18,7 @@
 #include "weft/exec/pool_stats.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/sync/parker.hpp"
+#include "weft/topo/topology.hpp"
 
 namespace weft::detail {
 
@@ -31,7 +32,7 @@ inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t by = 1) noexcept {
 // only by its worker with bump(), read relaxed by ThreadPool::stats(). Their
 // own line: stats() readers must not disturb the deque or `completed`.
 struct alignas(kCacheLine) WorkerCounters {
-  std::atomic<std::uint64_t> steals_from_workers{0};
+  std::array<std::atomic<std::uint64_t>, kStealRings> steals_by_ring{};
   std::atomic<std::uint64_t> steals_from_submitters{0};
   std::atomic<std::uint64_t> failed_steal_rounds{0};
   std::atomic<std::uint64_t> parks{0};
@@ -59,8 +60,18 @@ struct alignas(kCacheLine) Worker {
   // as WorkerStats::tasks_run by stats().
   alignas(kCacheLine) std::atomic<std::uint64_t> completed{0};
   int index = 0;
+  // Where it runs: its pinned CPU, or where it started (set before the
+  // worker's decrement of unread_cpus_); -1 unknown.
   int cpu = -1;
-  std::vector<int> victims;  // other workers, those sharing the nearest cache first
+  // Owner only once the worker runs. The other workers by ring of distance,
+  // nearest first, empty rings left out (victim_rings.hpp); ring_kinds[r]
+  // names rings[r]. A search covers rings[0, reach): reach grows by one
+  // after kEmptySearchesPerRing empty searches, shrinks to where a steal
+  // succeeded, and to 1 when the worker wakes.
+  std::vector<std::vector<int>> rings;
+  std::vector<StealRing> ring_kinds;
+  std::size_t reach = 0;
+  int empty_searches = 0;
   std::uint64_t rng = 0;
   std::thread thread;
   WorkerCounters counters;
@@ -88,6 +99,8 @@ class PoolCore {
   static constexpr int kMaxInjectors = 256;
 
   void run_worker(Worker& w);
+  void set_victim_rings(const Topology& topo);
+  void release_workers() noexcept;
   Task* find_task(Worker& w) noexcept;
   Task* steal_any(Worker& w) noexcept;
   bool anything_queued() const noexcept;
@@ -102,6 +115,10 @@ class PoolCore {
   PoolOptions options_;
   std::vector<int> cpus_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // Start-up: each worker counts down once it knows its CPU, and all wait
+  // for rings_ready_ before they look for work.
+  std::atomic<int> unread_cpus_{0};
+  std::atomic<bool> rings_ready_{false};
 
   // Injection deques, one per outside thread that submits (owned by that
   // thread's id), appended under injectors_mutex_ and published through

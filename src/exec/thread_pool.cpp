@@ -11,6 +11,7 @@
 #include "weft/error.hpp"
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
+#include "weft/detail/exec/victim_rings.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/detail/sync/spin.hpp"
@@ -124,19 +125,10 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
     w->rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(i + 1);
     workers_.push_back(std::move(w));
   }
-  // Victims: the workers sharing the smallest cache with us first (their
-  // tasks' data is likely in a cache we share), then the rest in ring order.
-  for (auto& w : workers_) {
-    for (int k = 1; k < n; ++k) w->victims.push_back((w->index + k) % n);
-    if (w->cpu >= 0) {
-      auto distance = [&](int v) {
-        const int lvl = topo.shared_cache_level(w->cpu, workers_[static_cast<std::size_t>(v)]->cpu);
-        return lvl == 0 ? 1000 : lvl;
-      };
-      std::stable_sort(w->victims.begin(), w->victims.end(),
-                       [&](int a, int b) { return distance(a) < distance(b); });
-    }
-  }
+  // Pinned workers' rings are known now; unpinned ones report where they
+  // started and the rings are drawn once all have (set_victim_rings()).
+  unread_cpus_.store(n, std::memory_order_relaxed);  // relaxed: the thread starts publish it
+  if (!cpus_.empty()) set_victim_rings(topo);
 
   int started = 0;
   try {
@@ -151,12 +143,39 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
   } catch (...) {
     const std::string why = describe(std::current_exception());
     stop_.store(true, std::memory_order_seq_cst);  // seq_cst: pairs with the workers' sleep check
+    release_workers();  // with what rings they have: they only leave
     for (int i = 0; i < started; ++i) workers_[static_cast<std::size_t>(i)]->parker.unpark();
     for (int i = 0; i < started; ++i) workers_[static_cast<std::size_t>(i)]->thread.join();
     joined_ = true;
     throw std::runtime_error("weft::ThreadPool: could not start worker " + std::to_string(started + 1) + " of " +
                              std::to_string(n) + ": " + why);
   }
+  if (cpus_.empty()) {
+    // acquire: see each worker's cpu, written before its decrement.
+    for (int k; (k = unread_cpus_.load(std::memory_order_acquire)) != 0;) unread_cpus_.wait(k, std::memory_order_acquire);
+    set_victim_rings(topo);
+  }
+  release_workers();
+}
+
+void PoolCore::set_victim_rings(const Topology& topo) {
+  std::vector<int> cpus;
+  for (const auto& w : workers_) cpus.push_back(w->cpu);
+  for (auto& w : workers_) {
+    const VictimRings rings = victim_rings(topo, cpus, w->index);
+    for (std::size_t r = 0; r < rings.size(); ++r) {
+      if (rings[r].empty()) continue;
+      w->rings.push_back(rings[r]);
+      w->ring_kinds.push_back(static_cast<StealRing>(r));
+    }
+    w->reach = w->rings.empty() ? 0 : 1;
+  }
+}
+
+void PoolCore::release_workers() noexcept {
+  // release: the workers see their rings (acquire in run_worker()).
+  rings_ready_.store(true, std::memory_order_release);
+  rings_ready_.notify_all();
 }
 
 PoolCore::~PoolCore() {
@@ -268,17 +287,40 @@ bool PoolCore::anything_queued() const noexcept {
   return !overflow_.deque.empty();
 }
 
+namespace {
+// A thief widens its search by one ring after this many searches in a row
+// found nothing: bounded, so a task far away waits a few empty searches of
+// the near rings (each a load or two per victim), not a park.
+constexpr int kEmptySearchesPerRing = 2;
+
+std::size_t next_random(std::uint64_t& state) noexcept {  // xorshift64: cheap, good enough to spread thieves
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return static_cast<std::size_t>(state >> 11);
+}
+}  // namespace
+
 Task* PoolCore::steal_any(Worker& w) noexcept {
   for (int round = 0; round < 4; ++round) {
     bool retry = false;
     Task* t = nullptr;
-    for (int v : w.victims) {
-      const Steal r = workers_[static_cast<std::size_t>(v)]->source.deque.steal(t);
-      if (r == Steal::success) {
-        bump(w.counters.steals_from_workers);
-        return t;
+    // The rings in reach, nearest first, each from a random victim on.
+    for (std::size_t r = 0; r < w.reach; ++r) {
+      const std::vector<int>& ring = w.rings[r];
+      const std::size_t n = ring.size();
+      const std::size_t first = next_random(w.rng) % n;
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = first + k < n ? first + k : first + k - n;
+        const Steal s = workers_[static_cast<std::size_t>(ring[i])]->source.deque.steal(t);
+        if (s == Steal::success) {
+          bump(w.counters.steals_by_ring[static_cast<std::size_t>(w.ring_kinds[r])]);
+          w.reach = r + 1;  // nothing nearer had work: this is where to look first next time
+          w.empty_searches = 0;
+          return t;
+        }
+        retry |= s == Steal::retry;
       }
-      retry |= r == Steal::retry;
     }
     const int n = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
     for (int i = 0; i < n; ++i) {
@@ -300,6 +342,10 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
     }
     retry |= r == Steal::retry;
     if (!retry) break;
+  }
+  if (w.reach < w.rings.size() && ++w.empty_searches >= kEmptySearchesPerRing) {
+    ++w.reach;
+    w.empty_searches = 0;
   }
   bump(w.counters.failed_steal_rounds);
   return nullptr;
@@ -339,6 +385,10 @@ void run_hook(const std::function<void(int)>& hook, const char* name, int index)
 
 void PoolCore::run_worker(Worker& w) {
   this_worker() = {this, &w};
+  if (w.cpu < 0) w.cpu = current_cpu();  // unpinned: a hint, the scheduler may move us
+  // release: the constructor reads w.cpu after seeing the count reach 0.
+  if (unread_cpus_.fetch_sub(1, std::memory_order_release) == 1) unread_cpus_.notify_one();
+  rings_ready_.wait(false, std::memory_order_acquire);  // acquire: see release_workers()
   w.counters.since_ns = now_ns();
   run_hook(options_.on_worker_start, "on_worker_start", w.index);
   for (;;) {
@@ -377,7 +427,11 @@ PoolStats PoolCore::stats() const {
     WorkerStats ws;
     ws.index = w->index;
     ws.tasks_run = get(w->completed);
-    ws.steals_from_workers = get(c.steals_from_workers);
+    ws.cpu = w->cpu;
+    for (std::size_t r = 0; r < ws.steals_by_ring.size(); ++r) {
+      ws.steals_by_ring[r] = get(c.steals_by_ring[r]);
+      ws.steals_from_workers += ws.steals_by_ring[r];
+    }
     ws.steals_from_submitters = get(c.steals_from_submitters);
     ws.failed_steal_rounds = get(c.failed_steal_rounds);
     ws.parks = get(c.parks);
@@ -434,6 +488,7 @@ WorkerStats& WorkerStats::operator+=(const WorkerStats& o) noexcept {
   steals_from_workers += o.steals_from_workers;
   steals_from_submitters += o.steals_from_submitters;
   failed_steal_rounds += o.failed_steal_rounds;
+  for (std::size_t r = 0; r < steals_by_ring.size(); ++r) steals_by_ring[r] += o.steals_by_ring[r];
   parks += o.parks;
   wakeups_sent += o.wakeups_sent;
   wakeups_received += o.wakeups_received;

@@ -21,16 +21,25 @@
 // `wakeups_received` of the worker woken.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <vector>
 
 namespace weft {
 
+// How far a stolen task came, nearest first: from a worker on the thief's
+// core, one sharing its L2, its L3, its NUMA node, or anywhere else
+// (weft/detail/exec/victim_rings.hpp has the exact rule).
+enum class StealRing : int { smt, l2, l3, numa, remote };
+inline constexpr int kStealRings = 5;
+
 struct WorkerStats {
   int index = -1;                          // the worker; -1 in PoolStats::total
+  int cpu = -1;                            // its pinned CPU, or where it started; -1 unknown
   std::uint64_t tasks_run = 0;             // tasks this worker finished
-  std::uint64_t steals_from_workers = 0;   // tasks taken from another worker's deque
+  std::uint64_t steals_from_workers = 0;   // tasks taken from another worker's deque,
+  std::array<std::uint64_t, kStealRings> steals_by_ring{};  // of which from each ring
   std::uint64_t steals_from_submitters = 0;  // from an outside thread's injection deque
   std::uint64_t failed_steal_rounds = 0;   // searches of every victim that found nothing
   std::uint64_t parks = 0;                 // times it went to sleep

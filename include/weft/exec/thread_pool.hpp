@@ -11,8 +11,10 @@
 // (it only pushes; workers steal), so submitting from outside is a store
 // and a fence, not a lock. Idle workers search for a bounded time
 // (WaitOptions), then park; a submitter wakes at most one parked worker and
-// only when no worker is already searching. Thieves try victims that share
-// a cache with them first.
+// only when no worker is already searching. Thieves try victims in rings of
+// topology distance, nearest first (weft/detail/exec/victim_rings.hpp), so
+// a construction with Placement::none waits until every worker has started
+// and said where it runs.
 //
 // Exceptions: a submit()ted task's exception goes to its Future. A post()ed
 // task's exception is kept by the pool (the first one; later ones are

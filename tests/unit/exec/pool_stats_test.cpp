@@ -1,6 +1,7 @@
 // ThreadPool::stats(): per-worker counts that add up.
 #include "weft/exec/pool_stats.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/topo/topology.hpp"
 
 #include <gtest/gtest.h>
 
@@ -92,6 +93,24 @@ TEST(PoolStats, ABlockedWorkersChildrenAreCountedAsStolen) {
   EXPECT_EQ(s.total.tasks_run, kChildren + 1U);
   EXPECT_EQ(s.total.steals_from_workers, static_cast<std::uint64_t>(kChildren));
   EXPECT_EQ(s.total.steals_from_submitters, 1U);
+  std::uint64_t by_ring = 0;
+  for (std::uint64_t n : s.total.steals_by_ring) by_ring += n;
+  EXPECT_EQ(by_ring, static_cast<std::uint64_t>(kChildren));
+}
+
+TEST(PoolStats, WorkersSayWhereTheyRun) {
+  weft::test::Watchdog dog("worker cpus");
+  const weft::CpuSet allowed = weft::process_allowed_cpus();
+  {
+    weft::ThreadPool pool(workers(2));  // unpinned: where each started
+    for (const weft::WorkerStats& w : pool.stats().workers)
+      EXPECT_TRUE(w.cpu == -1 || allowed.contains(w.cpu)) << "worker " << w.index << " on " << w.cpu;
+  }
+  weft::PoolOptions o = workers(2);
+  o.placement = weft::Placement::compact;
+  weft::ThreadPool pool(o);
+  const weft::PoolStats s = pool.stats();
+  for (std::size_t i = 0; i < s.workers.size(); ++i) EXPECT_EQ(s.workers[i].cpu, pool.cpus().at(i));
 }
 
 TEST(PoolStats, ParksAndWakeUpsPairUp) {
