@@ -36,12 +36,12 @@ inline constexpr int kStealRings = 5;
 
 struct WorkerStats {
   int index = -1;                          // the worker; -1 in PoolStats::total
-  int cpu = -1;                            // its pinned CPU, or where it started; -1 unknown
+  int cpu = -1;                            // its pinned CPU, or where it started; -1 unknown or total
   std::uint64_t tasks_run = 0;             // tasks this worker finished
   std::uint64_t steals_from_workers = 0;   // tasks taken from another worker's deque,
-  std::array<std::uint64_t, kStealRings> steals_by_ring{};  // of which from each ring
+  std::array<std::uint64_t, kStealRings> steals_by_ring{};  // of which from each ring (by StealRing)
   std::uint64_t steals_from_submitters = 0;  // from an outside thread's injection deque
-  std::uint64_t failed_steal_rounds = 0;   // searches of every victim that found nothing
+  std::uint64_t failed_steal_rounds = 0;   // searches (rings in reach, submitters) that found nothing
   std::uint64_t parks = 0;                 // times it went to sleep
   std::uint64_t wakeups_sent = 0;          // parked workers it woke
   std::uint64_t wakeups_received = 0;      // times it was woken from a park
