@@ -138,7 +138,8 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
       if (WorkerStartHook hook = g_worker_start_hook.load(std::memory_order_relaxed)) hook(started);
       w->thread = std::thread([this, raw] { run_worker(*raw); });
       ++started;
-      if (raw->cpu >= 0) pin_thread(raw->thread, raw->cpu);
+      // cpus_, not raw->cpu: an unpinned worker is writing its own.
+      if (!cpus_.empty()) pin_thread(raw->thread, cpus_[static_cast<std::size_t>(started - 1)]);
     }
   } catch (...) {
     const std::string why = describe(std::current_exception());
@@ -293,11 +294,14 @@ namespace {
 // the near rings (each a load or two per victim), not a park.
 constexpr int kEmptySearchesPerRing = 2;
 
-std::size_t next_random(std::uint64_t& state) noexcept {  // xorshift64: cheap, good enough to spread thieves
+// A random index below n: xorshift64, scaled by a multiply rather than a
+// division (a steal attempt costs a few ns; a 64-bit divide would be most
+// of it). Good enough to spread thieves over a ring.
+std::size_t random_below(std::uint64_t& state, std::size_t n) noexcept {
   state ^= state << 13;
   state ^= state >> 7;
   state ^= state << 17;
-  return static_cast<std::size_t>(state >> 11);
+  return static_cast<std::size_t>(((state >> 32) * static_cast<std::uint64_t>(n)) >> 32);
 }
 }  // namespace
 
@@ -309,7 +313,7 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
     for (std::size_t r = 0; r < w.reach; ++r) {
       const std::vector<int>& ring = w.rings[r];
       const std::size_t n = ring.size();
-      const std::size_t first = next_random(w.rng) % n;
+      const std::size_t first = n == 1 ? 0 : random_below(w.rng, n);
       for (std::size_t k = 0; k < n; ++k) {
         const std::size_t i = first + k < n ? first + k : first + k - n;
         const Steal s = workers_[static_cast<std::size_t>(ring[i])]->source.deque.steal(t);
