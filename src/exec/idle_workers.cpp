@@ -23,7 +23,8 @@ Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     const auto spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; }, opts);
     if (t != nullptr) {
       adapt(spun, opts, 0);
-      return found(t);
+      bump(w.counters.spins_found_work);
+      return found(w, t);
     }
     // Announce the sleep, then look once more: a submitter that pushed
     // before our announcement either sees it and wakes us, or its push is
@@ -50,25 +51,39 @@ Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
           idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);  // relaxed: under the lock
         }
       }
-      if (!was_listed) w.parker.park();  // a waker took us off the list: its permit is on its way
+      if (!was_listed) park(w, WaitOptions{});  // a waker took us off the list: its permit is on its way
       if (stopping && !pool_.anything_queued()) return leave();
     } else {
-      w.parker.park(WaitOptions{std::chrono::nanoseconds(0), false});  // we have spun already
+      park(w, WaitOptions{std::chrono::nanoseconds(0), false});  // we have spun already
       // The waker counted us as searching. acquire: shutdown()'s stores
       // before its stop_ store (the queues are quiet by then).
       if (pool_.stop_.load(std::memory_order_acquire) && !pool_.anything_queued()) return leave();
     }
     adapt(spun, opts, now_ns());
-    if (Task* mine = pool_.find_task(w)) return found(mine);
+    if (Task* mine = pool_.find_task(w)) return found(w, mine);
   }
 }
 
-Task* IdleWorkers::found(Task* t) noexcept {
+std::int64_t IdleWorkers::park(Worker& w, const WaitOptions& opts) noexcept {
+  WorkerCounters& c = w.counters;
+  const std::int64_t parked = now_ns();
+  bump(c.busy_ns, static_cast<std::uint64_t>(parked - c.since_ns));
+  bump(c.parks);
+  w.parker.park(opts);
+  c.since_ns = now_ns();
+  w.reach = w.rings.empty() ? 0 : 1;  // back from sleep: look near first again
+  w.empty_searches = 0;
+  bump(c.idle_ns, static_cast<std::uint64_t>(c.since_ns - parked));
+  bump(c.wakeups_received);
+  return c.since_ns;
+}
+
+Task* IdleWorkers::found(Worker& w, Task* t) noexcept {
   // relaxed: as in search_or_sleep().
   const std::uint64_t before = idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);
   if (searching(before) == 1 && pool_.anything_queued()) {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: notify_one reads after a fence
-    notify_one();
+    if (notify_one()) bump(w.counters.wakeups_sent);
   }
   return t;
 }
@@ -78,16 +93,16 @@ Task* IdleWorkers::leave() noexcept {
   return nullptr;
 }
 
-void IdleWorkers::notify_one() noexcept {
+bool IdleWorkers::notify_one() noexcept {
   sched_point();
   // relaxed: ordered after the caller's push by its seq_cst fence.
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
-  if (searching(s) != 0 || sleeping(s) == 0) return;  // someone looks already, or nobody sleeps
+  if (searching(s) != 0 || sleeping(s) == 0) return false;  // someone looks already, or nobody sleeps
   int idx;
   {
     std::lock_guard lock(sleepers_mutex_);
     const std::uint64_t again = idle_state_.load(std::memory_order_relaxed);  // relaxed: under the lock
-    if (searching(again) != 0 || sleepers_.empty()) return;
+    if (searching(again) != 0 || sleepers_.empty()) return false;
     idx = sleepers_.back();
     sleepers_.pop_back();
     // The woken worker starts out searching, so the next submitters do not
@@ -96,6 +111,7 @@ void IdleWorkers::notify_one() noexcept {
     idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);
   }
   pool_.workers_[static_cast<std::size_t>(idx)]->parker.unpark();
+  return true;
 }
 
 namespace {

@@ -14,6 +14,7 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/exec/task.hpp"
+#include "weft/sync/wait_options.hpp"
 
 namespace weft::detail {
 
@@ -30,7 +31,8 @@ class IdleWorkers {
   Task* search_or_sleep(Worker& w) noexcept;
 
   // After a push and a seq_cst fence: wakes one sleeper if nobody searches.
-  void notify_one() noexcept;
+  // Returns whether it woke one (for the caller's WorkerStats).
+  bool notify_one() noexcept;
 
   // Returns when the pool is quiescent (wait_idle, shutdown).
   void wait_quiescent() noexcept;
@@ -52,7 +54,10 @@ class IdleWorkers {
   // Ends w's search because it found `t`: the last searcher to find work
   // wakes another if more is queued, so a burst pushed before anyone woke
   // is shared.
-  Task* found(Task* t) noexcept;
+  Task* found(Worker& w, Task* t) noexcept;
+  // Parks w, counting the park, the wake-up and the time on each side of
+  // it in w's counters; returns when it woke (now_ns()).
+  static std::int64_t park(Worker& w, const WaitOptions& opts) noexcept;
   // Ends w's search because the pool stops with nothing queued.
   Task* leave() noexcept;
 

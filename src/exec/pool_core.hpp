@@ -15,10 +15,34 @@
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/exec/deque.hpp"
 #include "idle_workers.hpp"
+#include "weft/exec/pool_stats.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/sync/parker.hpp"
+#include "weft/topo/topology.hpp"
 
 namespace weft::detail {
+
+// relaxed increment of an owner-written counter: a plain load and store,
+// no read-modify-write; readers only need to see it eventually.
+inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t by = 1) noexcept {
+  c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
+// The counters behind WorkerStats (weft/exec/pool_stats.hpp), each written
+// only by its worker with bump(), read relaxed by ThreadPool::stats(). Their
+// own line: stats() readers must not disturb the deque or `completed`.
+struct alignas(kCacheLine) WorkerCounters {
+  std::array<std::atomic<std::uint64_t>, kStealRings> steals_by_ring{};
+  std::atomic<std::uint64_t> steals_from_submitters{0};
+  std::atomic<std::uint64_t> failed_steal_rounds{0};
+  std::atomic<std::uint64_t> parks{0};
+  std::atomic<std::uint64_t> wakeups_sent{0};
+  std::atomic<std::uint64_t> wakeups_received{0};
+  std::atomic<std::uint64_t> spins_found_work{0};
+  std::atomic<std::uint64_t> busy_ns{0};
+  std::atomic<std::uint64_t> idle_ns{0};
+  std::int64_t since_ns = 0;  // owner only: when the worker last started or woke, or parked
+};
 
 // A deque plus the count of tasks pushed into it, both written only by the
 // deque's owner (a worker, or one outside thread).
@@ -32,13 +56,25 @@ struct alignas(kCacheLine) Source {
 struct alignas(kCacheLine) Worker {
   Source source;
   Parker parker;
-  // Tasks this worker has finished; owner-written, read by wait_idle().
+  // Tasks this worker has finished; owner-written, read by wait_idle() and
+  // as WorkerStats::tasks_run by stats().
   alignas(kCacheLine) std::atomic<std::uint64_t> completed{0};
   int index = 0;
+  // Where it runs: its pinned CPU, or where it started (set before the
+  // worker's decrement of unread_cpus_); -1 unknown.
   int cpu = -1;
-  std::vector<int> victims;  // other workers, those sharing the nearest cache first
+  // Owner only once the worker runs. The other workers by ring of distance,
+  // nearest first, empty rings left out (victim_rings.hpp); ring_kinds[r]
+  // names rings[r]. A search covers rings[0, reach): reach grows by one
+  // after kEmptySearchesPerRing empty searches, shrinks to where a steal
+  // succeeded, and to 1 when the worker wakes.
+  std::vector<std::vector<int>> rings;
+  std::vector<StealRing> ring_kinds;
+  std::size_t reach = 0;
+  int empty_searches = 0;
   std::uint64_t rng = 0;
   std::thread thread;
+  WorkerCounters counters;
 };
 
 class PoolCore {
@@ -52,6 +88,7 @@ class PoolCore {
   void record_exception(std::exception_ptr e) noexcept;
   bool help_one(Worker& w) noexcept;
   bool quiescent() const noexcept;
+  PoolStats stats() const;
 
   int size() const noexcept { return static_cast<int>(workers_.size()); }
   const std::vector<int>& cpus() const noexcept { return cpus_; }
@@ -62,6 +99,8 @@ class PoolCore {
   static constexpr int kMaxInjectors = 256;
 
   void run_worker(Worker& w);
+  void set_victim_rings(const Topology& topo);
+  void release_workers() noexcept;
   Task* find_task(Worker& w) noexcept;
   Task* steal_any(Worker& w) noexcept;
   bool anything_queued() const noexcept;
@@ -76,6 +115,10 @@ class PoolCore {
   PoolOptions options_;
   std::vector<int> cpus_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  // Start-up: each worker counts down once it knows its CPU, and all wait
+  // for rings_ready_ before they look for work.
+  std::atomic<int> unread_cpus_{0};
+  std::atomic<bool> rings_ready_{false};
 
   // Injection deques, one per outside thread that submits (owned by that
   // thread's id), appended under injectors_mutex_ and published through

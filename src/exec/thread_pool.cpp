@@ -11,8 +11,10 @@
 #include "weft/error.hpp"
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
+#include "weft/detail/exec/victim_rings.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "weft/detail/sync/wait.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
@@ -33,12 +35,6 @@ std::string describe(std::exception_ptr e) {
   } catch (...) {
     return "an exception not derived from std::exception";
   }
-}
-
-// relaxed increment of an owner-written counter: a plain load and store,
-// no read-modify-write; readers only need to see it eventually.
-void bump(std::atomic<std::uint64_t>& c) noexcept {
-  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 }  // namespace
 
@@ -129,19 +125,10 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
     w->rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(i + 1);
     workers_.push_back(std::move(w));
   }
-  // Victims: the workers sharing the smallest cache with us first (their
-  // tasks' data is likely in a cache we share), then the rest in ring order.
-  for (auto& w : workers_) {
-    for (int k = 1; k < n; ++k) w->victims.push_back((w->index + k) % n);
-    if (w->cpu >= 0) {
-      auto distance = [&](int v) {
-        const int lvl = topo.shared_cache_level(w->cpu, workers_[static_cast<std::size_t>(v)]->cpu);
-        return lvl == 0 ? 1000 : lvl;
-      };
-      std::stable_sort(w->victims.begin(), w->victims.end(),
-                       [&](int a, int b) { return distance(a) < distance(b); });
-    }
-  }
+  // Pinned workers' rings are known now; unpinned ones report where they
+  // started and the rings are drawn once all have (set_victim_rings()).
+  unread_cpus_.store(n, std::memory_order_relaxed);  // relaxed: the thread starts publish it
+  if (!cpus_.empty()) set_victim_rings(topo);
 
   int started = 0;
   try {
@@ -151,17 +138,45 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
       if (WorkerStartHook hook = g_worker_start_hook.load(std::memory_order_relaxed)) hook(started);
       w->thread = std::thread([this, raw] { run_worker(*raw); });
       ++started;
-      if (raw->cpu >= 0) pin_thread(raw->thread, raw->cpu);
+      // cpus_, not raw->cpu: an unpinned worker is writing its own.
+      if (!cpus_.empty()) pin_thread(raw->thread, cpus_[static_cast<std::size_t>(started - 1)]);
     }
   } catch (...) {
     const std::string why = describe(std::current_exception());
     stop_.store(true, std::memory_order_seq_cst);  // seq_cst: pairs with the workers' sleep check
+    release_workers();  // with what rings they have: they only leave
     for (int i = 0; i < started; ++i) workers_[static_cast<std::size_t>(i)]->parker.unpark();
     for (int i = 0; i < started; ++i) workers_[static_cast<std::size_t>(i)]->thread.join();
     joined_ = true;
     throw std::runtime_error("weft::ThreadPool: could not start worker " + std::to_string(started + 1) + " of " +
                              std::to_string(n) + ": " + why);
   }
+  if (cpus_.empty()) {
+    // acquire: see each worker's cpu, written before its decrement.
+    for (int k; (k = unread_cpus_.load(std::memory_order_acquire)) != 0;) unread_cpus_.wait(k, std::memory_order_acquire);
+    set_victim_rings(topo);
+  }
+  release_workers();
+}
+
+void PoolCore::set_victim_rings(const Topology& topo) {
+  std::vector<int> cpus;
+  for (const auto& w : workers_) cpus.push_back(w->cpu);
+  for (auto& w : workers_) {
+    const VictimRings rings = victim_rings(topo, cpus, w->index);
+    for (std::size_t r = 0; r < rings.size(); ++r) {
+      if (rings[r].empty()) continue;
+      w->rings.push_back(rings[r]);
+      w->ring_kinds.push_back(static_cast<StealRing>(r));
+    }
+    w->reach = w->rings.empty() ? 0 : 1;
+  }
+}
+
+void PoolCore::release_workers() noexcept {
+  // release: the workers see their rings (acquire in run_worker()).
+  rings_ready_.store(true, std::memory_order_release);
+  rings_ready_.notify_all();
 }
 
 PoolCore::~PoolCore() {
@@ -208,7 +223,7 @@ void PoolCore::push(Task* t) {
     // then rescans the queues — the store-load pattern of Dekker's mutual
     // exclusion. Without it a submitter and a sleeper can miss each other.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    idle_.notify_one();
+    if (idle_.notify_one()) bump(ctx.worker->counters.wakeups_sent);
     return;
   }
   // relaxed: a fast refusal only; the decisive check is after the fence.
@@ -260,7 +275,7 @@ std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const
   // seq_cst fence: the tasks put back are pushes like any other (see push()):
   // a worker that saw the deque empty meanwhile may have gone to sleep.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  idle_.notify_one();
+  if (idle_.notify_one() && c.pool == this) bump(c.worker->counters.wakeups_sent);
   return static_cast<std::size_t>(taken);
 }
 
@@ -273,14 +288,43 @@ bool PoolCore::anything_queued() const noexcept {
   return !overflow_.deque.empty();
 }
 
+namespace {
+// A thief widens its search by one ring after this many searches in a row
+// found nothing: bounded, so a task far away waits a few empty searches of
+// the near rings (each a load or two per victim), not a park.
+constexpr int kEmptySearchesPerRing = 2;
+
+// A random index below n: xorshift64, scaled by a multiply rather than a
+// division (a steal attempt costs a few ns; a 64-bit divide would be most
+// of it). Good enough to spread thieves over a ring.
+std::size_t random_below(std::uint64_t& state, std::size_t n) noexcept {
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return static_cast<std::size_t>(((state >> 32) * static_cast<std::uint64_t>(n)) >> 32);
+}
+}  // namespace
+
 Task* PoolCore::steal_any(Worker& w) noexcept {
   for (int round = 0; round < 4; ++round) {
     bool retry = false;
     Task* t = nullptr;
-    for (int v : w.victims) {
-      const Steal r = workers_[static_cast<std::size_t>(v)]->source.deque.steal(t);
-      if (r == Steal::success) return t;
-      retry |= r == Steal::retry;
+    // The rings in reach, nearest first, each from a random victim on.
+    for (std::size_t r = 0; r < w.reach; ++r) {
+      const std::vector<int>& ring = w.rings[r];
+      const std::size_t n = ring.size();
+      const std::size_t first = n == 1 ? 0 : random_below(w.rng, n);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = first + k < n ? first + k : first + k - n;
+        const Steal s = workers_[static_cast<std::size_t>(ring[i])]->source.deque.steal(t);
+        if (s == Steal::success) {
+          bump(w.counters.steals_by_ring[static_cast<std::size_t>(w.ring_kinds[r])]);
+          w.reach = r + 1;  // nothing nearer had work: this is where to look first next time
+          w.empty_searches = 0;
+          return t;
+        }
+        retry |= s == Steal::retry;
+      }
     }
     const int n = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
     for (int i = 0; i < n; ++i) {
@@ -289,14 +333,25 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
       // relaxed: the pointer was published by the acquire load of the count.
       Source* s = injectors_[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
       const Steal r = s->deque.steal(t);
-      if (r == Steal::success) return t;
+      if (r == Steal::success) {
+        bump(w.counters.steals_from_submitters);
+        return t;
+      }
       retry |= r == Steal::retry;
     }
     const Steal r = overflow_.deque.steal(t);
-    if (r == Steal::success) return t;
+    if (r == Steal::success) {
+      bump(w.counters.steals_from_submitters);
+      return t;
+    }
     retry |= r == Steal::retry;
-    if (!retry) return nullptr;
+    if (!retry) break;
   }
+  if (w.reach < w.rings.size() && ++w.empty_searches >= kEmptySearchesPerRing) {
+    ++w.reach;
+    w.empty_searches = 0;
+  }
+  bump(w.counters.failed_steal_rounds);
   return nullptr;
 }
 
@@ -319,14 +374,35 @@ bool PoolCore::help_one(Worker& w) noexcept {
   return true;
 }
 
+namespace {
+void run_hook(const std::function<void(int)>& hook, const char* name, int index) noexcept {
+  if (!hook) return;
+  try {
+    hook(index);
+  } catch (...) {
+    char where[96];  // no allocation: the hook may have thrown std::bad_alloc
+    std::snprintf(where, sizeof where, "weft::ThreadPool: %s of worker %d threw (the worker carries on)", name, index);
+    report_error(where, std::current_exception());
+  }
+}
+}  // namespace
+
 void PoolCore::run_worker(Worker& w) {
   this_worker() = {this, &w};
+  if (w.cpu < 0) w.cpu = current_cpu();  // unpinned: a hint, the scheduler may move us
+  // release: the constructor reads w.cpu after seeing the count reach 0.
+  if (unread_cpus_.fetch_sub(1, std::memory_order_release) == 1) unread_cpus_.notify_one();
+  rings_ready_.wait(false, std::memory_order_acquire);  // acquire: see release_workers()
+  w.counters.since_ns = now_ns();
+  run_hook(options_.on_worker_start, "on_worker_start", w.index);
   for (;;) {
     Task* t = find_task(w);
     if (t == nullptr && (t = idle_.search_or_sleep(w)) == nullptr) break;  // null: the pool stops
     execute(w, t);
   }
+  bump(w.counters.busy_ns, static_cast<std::uint64_t>(now_ns() - w.counters.since_ns));
   this_worker() = {};
+  run_hook(options_.on_worker_stop, "on_worker_stop", w.index);
 }
 
 bool PoolCore::quiescent() const noexcept {
@@ -343,6 +419,35 @@ bool PoolCore::quiescent() const noexcept {
         std::memory_order_acquire);
   pushed += overflow_.pushed.load(std::memory_order_acquire);  // acquire: as above
   return completed == pushed;
+}
+
+PoolStats PoolCore::stats() const {
+  PoolStats s;
+  s.workers.reserve(workers_.size());
+  for (const auto& w : workers_) {
+    const WorkerCounters& c = w->counters;
+    // relaxed: a snapshot of counters nothing is published through.
+    auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+    WorkerStats ws;
+    ws.index = w->index;
+    ws.tasks_run = get(w->completed);
+    ws.cpu = w->cpu;
+    for (std::size_t r = 0; r < ws.steals_by_ring.size(); ++r) {
+      ws.steals_by_ring[r] = get(c.steals_by_ring[r]);
+      ws.steals_from_workers += ws.steals_by_ring[r];
+    }
+    ws.steals_from_submitters = get(c.steals_from_submitters);
+    ws.failed_steal_rounds = get(c.failed_steal_rounds);
+    ws.parks = get(c.parks);
+    ws.wakeups_sent = get(c.wakeups_sent);
+    ws.wakeups_received = get(c.wakeups_received);
+    ws.spins_found_work = get(c.spins_found_work);
+    ws.busy = std::chrono::nanoseconds(static_cast<std::int64_t>(get(c.busy_ns)));
+    ws.idle = std::chrono::nanoseconds(static_cast<std::int64_t>(get(c.idle_ns)));
+    s.total += ws;
+    s.workers.push_back(ws);
+  }
+  return s;
 }
 
 void PoolCore::wait_idle() {
@@ -382,6 +487,21 @@ void PoolCore::record_exception(std::exception_ptr e) noexcept {
 
 }  // namespace detail
 
+WorkerStats& WorkerStats::operator+=(const WorkerStats& o) noexcept {
+  tasks_run += o.tasks_run;
+  steals_from_workers += o.steals_from_workers;
+  steals_from_submitters += o.steals_from_submitters;
+  failed_steal_rounds += o.failed_steal_rounds;
+  for (std::size_t r = 0; r < steals_by_ring.size(); ++r) steals_by_ring[r] += o.steals_by_ring[r];
+  parks += o.parks;
+  wakeups_sent += o.wakeups_sent;
+  wakeups_received += o.wakeups_received;
+  spins_found_work += o.spins_found_work;
+  busy += o.busy;
+  idle += o.idle;
+  return *this;
+}
+
 // ---- ThreadPool --------------------------------------------------------------
 
 ThreadPool::ThreadPool(PoolOptions options) : core_(std::make_unique<detail::PoolCore>(std::move(options))) {}
@@ -396,6 +516,7 @@ void ThreadPool::shutdown() { core_->shutdown(); }
 int ThreadPool::size() const noexcept { return core_->size(); }
 const std::vector<int>& ThreadPool::cpus() const noexcept { return core_->cpus(); }
 bool ThreadPool::is_worker() const noexcept { return detail::this_worker().pool == core_.get(); }
+PoolStats ThreadPool::stats() const { return core_->stats(); }
 int ThreadPool::idle_worker_count() const noexcept { return static_cast<int>(core_->idle_.idle_count()); }
 int ThreadPool::current_worker_index() noexcept {
   const detail::WorkerContext& c = detail::this_worker();

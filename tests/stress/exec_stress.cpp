@@ -105,6 +105,42 @@ TEST(PoolStress, ManyShortLivedPools) {
   EXPECT_EQ(n.load(), rounds * 100);
 }
 
+// stats() read over and over while 8 workers (more than the CPUs: they
+// steal, park and wake) run fork-join trees: counts never go down, and
+// add up once the pool is idle.
+TEST(PoolStress, StatsReadWhileWorkersRun) {
+  weft::test::Watchdog dog("stats while running");
+  const std::int64_t rounds = weft::test::stress_count(2000, 100);
+  weft::PoolOptions o;
+  o.workers = 8;
+  weft::ThreadPool pool(o);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    std::vector<std::uint64_t> last(8, 0);
+    while (!done.load(std::memory_order_relaxed)) {
+      const weft::PoolStats s = pool.stats();
+      for (std::size_t i = 0; i < last.size(); ++i) {
+        ASSERT_GE(s.workers[i].tasks_run, last[i]) << "worker " << i;
+        last[i] = s.workers[i].tasks_run;
+      }
+    }
+  });
+  std::atomic<long> n{0};
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    for (int i = 0; i < 8; ++i)
+      pool.post([&] {
+        for (int k = 0; k < 8; ++k) pool.post([&] { n.fetch_add(1, std::memory_order_relaxed); });
+      });
+    pool.wait_idle();
+  }
+  done.store(true, std::memory_order_relaxed);
+  reader.join();
+  const weft::PoolStats s = pool.stats();
+  EXPECT_EQ(n.load(), rounds * 64);
+  EXPECT_EQ(s.total.tasks_run, static_cast<std::uint64_t>(rounds * 72));
+  EXPECT_LE(s.total.steals_from_workers + s.total.steals_from_submitters, s.total.tasks_run);
+}
+
 // The deque alone: one owner pushing and popping, three thieves; every
 // item is taken exactly once.
 TEST(DequeStress, OwnerAndThievesTakeEachItemOnce) {

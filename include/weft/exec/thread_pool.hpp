@@ -11,8 +11,10 @@
 // (it only pushes; workers steal), so submitting from outside is a store
 // and a fence, not a lock. Idle workers search for a bounded time
 // (WaitOptions), then park; a submitter wakes at most one parked worker and
-// only when no worker is already searching. Thieves try victims that share
-// a cache with them first.
+// only when no worker is already searching. Thieves try victims in rings of
+// topology distance, nearest first (weft/detail/exec/victim_rings.hpp), so
+// a construction with Placement::none waits until every worker has started
+// and said where it runs.
 //
 // Exceptions: a submit()ted task's exception goes to its Future. A post()ed
 // task's exception is kept by the pool (the first one; later ones are
@@ -35,6 +37,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -43,6 +46,7 @@
 
 #include "weft/detail/exec/task.hpp"
 #include "weft/exec/future.hpp"
+#include "weft/exec/pool_stats.hpp"
 #include "weft/sync/wait_options.hpp"
 #include "weft/topo/placement.hpp"
 
@@ -62,6 +66,19 @@ struct PoolOptions {
   Placement placement = Placement::none;
   // How long an idle worker searches (spinning) before it parks.
   WaitOptions wait{};
+  // Run on each worker thread with its index: on_worker_start before the
+  // worker takes its first task, on_worker_stop after its last, as it exits
+  // (to name the thread, set its scheduling class, set up or tear down a
+  // thread-local arena). A pinned worker may still be moving to its CPU
+  // when on_worker_start runs; current_cpu() settles once the constructor
+  // has returned. In on_worker_stop the thread no longer counts as a worker
+  // (is_worker() is false, a submission throws: the pool is shut down).
+  // The hooks run concurrently on different workers. An exception from a
+  // hook goes to weft's error handler (weft/error.hpp) with the worker's
+  // index, and the worker carries on: the pool does not lose a worker, nor
+  // the constructor fail, over a thread name it could not set.
+  std::function<void(int)> on_worker_start{};
+  std::function<void(int)> on_worker_stop{};
 };
 
 namespace detail {
@@ -147,6 +164,10 @@ class ThreadPool {
   // a loop's work to the pool (weft::adaptive). One relaxed load, so a hint
   // that may be stale by the time it returns.
   [[nodiscard]] int idle_worker_count() const noexcept;
+  // What each worker has done so far (weft/exec/pool_stats.hpp); any thread,
+  // any time. Costs the caller a read of each worker's counters; keeping
+  // them costs the workers a store per event whether or not anyone reads.
+  [[nodiscard]] PoolStats stats() const;
 
  private:
   friend class TaskGroup;
