@@ -58,6 +58,11 @@ const std::vector<Experiment>& experiments() {
        {"--n 5000000 --sort-n 1000000 --pipeline-n 100000 --reps 3",
         "--n 25000000 --sort-n 5000000 --pipeline-n 500000 --reps 5",
         "--n 50000000 --sort-n 10000000 --pipeline-n 1000000 --reps 5"}},
+      {"coro", "", "Coroutines, futures and cancellation against oneTBB and Boost.Asio",
+       "Coroutine fork-join, a hop onto the pool, fan-in and cancelling queued tasks: weft against oneTBB and "
+       "Boost.Asio",
+       {5, 15, 30}, {"coro_vs_peers"},
+       {"--fib-n 25 --hops 20000 --fan-ins 5 --cancel-tasks 200000 --reps 3", "--reps 5", "--reps 9"}},
       {"idle", "", "What an idle pool burns, and what its spin buys",
        "CPU burnt by an idle pool and by one task per millisecond, and the latency from post to start",
        {5, 20, 60}, {"idle_cpu", "idle_latency"},
