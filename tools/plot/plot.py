@@ -301,6 +301,34 @@ def plot_algo(results):
                         "not offered.")
 
 
+CORO_METRICS = [("fib", "ns_per_spawn", "ns per spawn"), ("hop", "ns_per_hop", "ns per hop"),
+                 ("fan-in", "us_per_fan_in", "µs per fan-in"), ("cancel", "cancel_ms", "ms to cancel")]
+
+
+def plot_coro(results):
+    exp = experiment(results, "coro")
+    workers = exp.get("params", {}).get("workers") or []
+    threads = 2 if 2 in workers or not workers else workers[0]
+    panels = [(w, label, rows(exp, metric, workload=w, threads=threads)) for w, metric, label in CORO_METRICS]
+    panels = [p for p in panels if p[2]]
+    if not panels:
+        raise Skip(f"no coro rows measured at {threads} workers")
+    fig, axes = new_figure(len(panels))
+    for ax, (w, label, rs) in zip(axes, panels):
+        ax.bar(range(len(rs)), [r["median"] for r in rs], 0.6, yerr=error_bars(rs), capsize=2,
+               color=["tab:blue" if r["variant"].startswith("weft") else "tab:orange" for r in rs])
+        ax.set_xticks(range(len(rs)))
+        ax.set_xticklabels([r["variant"] for r in rs], rotation=30, ha="right", fontsize=8)
+        ax.set_ylabel(label)
+        ax.set_title(w, fontsize=9)
+    title = f"Coroutines, futures and cancellation at {threads} workers: weft against oneTBB and Asio"
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig, title, ("Median per variant with min–max whiskers (lower is better; weft blue, peers orange): "
+                        "fork-join fib without cutoff, one coroutine hopping onto the pool, a fan-in of tiny "
+                        "tasks, and cancelling a group's queued tasks; a missing bar was not built.")
+
+
 def idle_bars(results, series, ylabel, title, caption):
     """Bars per pool of the idle experiment, one per (label, metric) in series."""
     exp = experiment(results, "idle")
@@ -491,6 +519,7 @@ FIGURES = {
     "fib_ms": one(plot_fib, "fib"),
     "pfor_ms": one(plot_pfor, "parallel_for"),
     "algo_vs_serial": one(plot_algo, "Parallel algorithms"),
+    "coro_vs_peers": one(plot_coro, "Coroutines and async"),
     "idle_cpu": one(plot_idle, "Idle CPU"),
     "idle_latency": one(plot_idle_latency, "Idle start latency"),
 }

@@ -566,6 +566,51 @@ void explain_algo(Page& pg) {
   pg.add(goals + ".</p>\n" + table.html());
 }
 
+// ---- weft's own: coroutines and async composition ---------------------------
+
+// Each workload's medians per variant at one worker count, and issue 12's
+// goals against them: the experiment states each goal's verdict ("met") in
+// its ratios; the page repeats it with the ratio.
+void explain_coro(Page& pg) {
+  const json* coro = experiment(pg.results, "coro");
+  if (!usable(coro)) return;
+  const json workers = coro->value("params", json::object()).value("workers", json::array());
+  const bool has_two = std::find(workers.begin(), workers.end(), json(2)) != workers.end();
+  const int t = has_two || workers.empty() ? 2 : workers.front().get<int>();
+  static const std::pair<const char*, const char*> kMetrics[] = {
+      {"fib", "ns_per_spawn"}, {"hop", "ns_per_hop"}, {"fan-in", "us_per_fan_in"}, {"cancel", "cancel_ms"}};
+  static const char* const kVariants[] = {"weft-task", "weft-taskgroup", "weft-future", "tbb", "asio"};
+  std::vector<std::string> head{"workload", "metric"};
+  head.insert(head.end(), std::begin(kVariants), std::end(kVariants));
+  Table table(head);
+  for (const auto& [w, metric] : kMetrics) {
+    std::vector<std::string> cells{w, metric};
+    bool any = false;
+    for (const char* v : kVariants) {
+      const auto m = median(coro, v, metric, {{"workload", w}, {"threads", t}});
+      any = any || m.has_value();
+      cells.push_back(num_or_dash(m));
+    }
+    if (any) table.row(cells);
+  }
+  std::string goals;
+  int met = 0, total = 0;
+  for (const auto& g : coro->value("ratios", json::array())) {
+    if (!g.contains("met")) continue;
+    ++total;
+    met += g["met"].get<bool>() ? 1 : 0;
+    goals += fmt::format("<li>{}: {} ({}, goal {})</li>", html_escape(g.value("what", std::string())),
+                         g["met"].get<bool>() ? "met" : "<b>missed</b>", num(g.value("value", 0.0)),
+                         html_escape(g.value("goal", std::string())));
+  }
+  std::string text = fmt::format("<p><b>Issue 12's goals at {} workers</b> (medians of this run): ", t);
+  text += total == 0 ? std::string("no goal measured (a peer not built, or no run at 2 workers).</p>\n")
+                     : fmt::format("{} of {} met.</p>\n<ul>{}</ul>\n", met, total, goals);
+  pg.add(text + "<p>Each row's note in the JSON says where its tasks ran (how many threads, and how much on the "
+                "thread that started them) and, for the hop, what one hop is in each library.</p>\n" +
+         table.html());
+}
+
 // ---- sections ---------------------------------------------------------------
 
 using Compare = void (*)(Page&, const json&);
@@ -586,6 +631,7 @@ Compare compare_for(const std::string& article) {
 void explain(Page& pg, const std::string& name) {
   if (name == "idle") explain_idle(pg);
   if (name == "algo") explain_algo(pg);
+  if (name == "coro") explain_coro(pg);
 }
 
 // "000_ring_latency" -> "000": the article's number, its anchor on the page.
