@@ -58,10 +58,13 @@ constexpr harness::Peer kAsioAwait{"libboost-dev (Boost.Asio with C++20 awaitabl
 // Which threads ran a variant's tasks: how many, and how many tasks ran on
 // the thread that started the work. A peer that runs work inline on its
 // caller does other work than one that hands all of it to its pool; each
-// row's note says which it was. Each task pays a thread-id compare and a
-// thread-local compare for it, the same in every variant.
+// row's note says which it was. Only the warm-up run looks (a thread-id
+// compare, a thread-local compare and a lock per thread, some 50
+// instructions a task); the timed runs pay one predictable branch.
 class Where {
  public:
+  // Before the run: whether this one looks.
+  void look(bool on) noexcept { on_ = on; }
   // On the thread that starts the work, before its first task exists (the
   // task's queueing publishes run_ and caller_ to the threads that run it).
   void start() {
@@ -71,6 +74,7 @@ class Where {
   }
   // In each task.
   void ran() {
+    if (!on_) return;
     const std::thread::id me = std::this_thread::get_id();
     // relaxed, a load and a store: only the caller writes it; it is read
     // after the run joined.
@@ -83,27 +87,31 @@ class Where {
   }
   // After the run joined: `tasks` ran in it.
   void finish(std::int64_t tasks) {
+    if (!on_) return;
     tasks_ += tasks;
     on_caller_total_ += on_caller_.exchange(0, std::memory_order_relaxed);  // relaxed: the run has joined
     max_threads_ = std::max(max_threads_, threads_.size());
   }
   // Hops that resumed on another thread than the one before (hop only).
-  void moved(std::int64_t n) noexcept { moved_ += n; }
+  void moved(std::int64_t n) noexcept {
+    if (on_) moved_ += n;
+  }
 
   // "ran on 2 threads; 48% on the starting thread".
   std::string text(const char* starter) const {
     if (tasks_ == 0) return {};
     const double pct = 100.0 * static_cast<double>(on_caller_total_) / static_cast<double>(tasks_);
-    return "ran on " + std::to_string(max_threads_) + (max_threads_ == 1 ? " thread; " : " threads; ") +
+    return "in the warm-up run: ran on " + std::to_string(max_threads_) + (max_threads_ == 1 ? " thread; " : " threads; ") +
            std::to_string(static_cast<int>(pct + 0.5)) + "% on " + starter;
   }
   std::string moved_text() const {
-    return std::to_string(moved_) + " of " + std::to_string(tasks_) + " hops resumed on another thread";
+    return std::to_string(moved_) + " of " + std::to_string(tasks_) + " hops of the warm-up run resumed on another thread";
   }
 
  private:
   static inline std::atomic<std::uint64_t> next_run_{0};
   static inline thread_local std::uint64_t t_run_ = 0;
+  bool on_ = false;
   std::thread::id caller_;
   std::uint64_t run_ = 0;
   std::atomic<std::int64_t> on_caller_{0};
@@ -543,9 +551,9 @@ const std::array<Workload, 4> kWorkloads{{
      [](const CoroParams& p) { return p.cancel_tasks; }, nullptr},
 }};
 
-std::string what_of(std::string_view workload, const CoroParams& p) {
-  if (workload == "fib")
-    return "fib(" + std::to_string(p.fib_n) + "), no cutoff: " + std::to_string(fib_spawns(p.fib_n, 0)) + " spawns";
+// The row's note on its size; `items` is the workload's items(p).
+std::string what_of(std::string_view workload, const CoroParams& p, std::int64_t items) {
+  if (workload == "fib") return "fib(" + std::to_string(p.fib_n) + "), no cutoff: " + std::to_string(items) + " spawns";
   if (workload == "hop") return std::to_string(p.hops) + " hops from one coroutine";
   if (workload == "fan-in")
     return std::to_string(p.fan_in) + " tiny tasks per fan-in, " + std::to_string(p.fan_ins) + " fan-ins per sample";
@@ -619,33 +627,38 @@ Result run_coro(const CoroParams& p) {
     for (const std::string& v : p.variants)
       if (std::any_of(table.begin(), table.end(), [&](const auto& x) { return x.name == v; })) names.push_back(v);
     std::vector<harness::Unit> units = harness::plan_units(table, names, p.workers);
+    // Once: fib's count is a recursion as long as the run's.
+    const std::int64_t items = w.items(p);
+    const std::int64_t per = w.per(p);
     std::vector<Where> where(units.size());
+    std::vector<int> runs(units.size(), 0);
     harness::run_units(units, plan, [&](const harness::Unit& u) {
-      Where& wh = where[static_cast<std::size_t>(&u - units.data())];
+      const std::size_t i = static_cast<std::size_t>(&u - units.data());
+      Where& wh = where[i];
+      wh.look(runs[i]++ == 0);  // the warm-up run (the plan always has one)
       const double s = harness::variant(table, u.variant).run(Run{&p, u.threads, &wh});
-      wh.finish(w.items(p));
+      wh.finish(items);
       return s;
     });
-    const double per = static_cast<double>(w.per(p));
     for (std::size_t i = 0; i < units.size(); ++i) {
       const harness::Unit& u = units[i];
       std::vector<double> value, ms;
       for (double s : u.samples) {
-        value.push_back(s * w.scale / per);
+        value.push_back(s * w.scale / static_cast<double>(per));
         ms.push_back(s * 1e3);
       }
       Row row = make_row(u.variant, u.threads, std::string(w.metric), std::string(w.unit), std::move(value), u.why_not);
       row.labels.workload = std::string(w.name);
-      row.labels.items = w.items(p);
+      row.labels.items = items;
       if (u.runs()) {
         const auto e = std::find_if(w.entries.begin(), w.entries.end(),
                                     [&](const Entry& x) { return x.variant.name == u.variant; });
-        row.note = what_of(w.name, p) + "; " + std::string(e->how);
+        row.note = what_of(w.name, p, items) + "; " + std::string(e->how);
         if (w.starter != nullptr) row.note += "; " + where[i].text(w.starter);
         if (w.name == "hop") row.note += "; " + where[i].moved_text();
       }
       if (w.name == "fib") {
-        row.labels.spawns = w.per(p);
+        row.labels.spawns = per;
         Row time = row;
         time.metric = "ms";
         time.unit = "ms";
