@@ -170,65 +170,51 @@ Task<std::int64_t> fib_task(int n, Where& w) {
   co_return a + b;
 }
 
-std::int64_t fib_group(ThreadPool& pool, int n, Where& w) {
+// fork-join with a group (weft's TaskGroup or oneTBB's task_group, made by
+// `make`): fib(n-1) is run() in the group, fib(n-2) here.
+template <class Make>
+std::int64_t fib_forked(const Make& make, int n, Where& w) {
   if (n < 2) return n;
   w.ran();
   std::int64_t a = 0;
-  TaskGroup g{pool};
-  g.run([&] { a = fib_group(pool, n - 1, w); });
-  const std::int64_t b = fib_group(pool, n - 2, w);
+  auto g = make();
+  g.run([&] { a = fib_forked(make, n - 1, w); });
+  const std::int64_t b = fib_forked(make, n - 2, w);
   g.wait();
   return a + b;
 }
 
-void check_fib(std::string_view variant, int n, std::int64_t value) {
-  if (value != fib_value(n))
-    wrong("fib", variant, "gave " + std::to_string(value) + ", not " + std::to_string(fib_value(n)));
+// One timed fib by `compute` on the thread that calls it, checked.
+template <class Compute>
+double timed_fib(const Run& r, std::string_view variant, Compute compute) {
+  r.where->start();
+  const std::int64_t t0 = wall_ns();
+  const std::int64_t v = compute();
+  const double s = since(t0);
+  if (v != fib_value(r.p->fib_n))
+    wrong("fib", variant, "gave " + std::to_string(v) + ", not " + std::to_string(fib_value(r.p->fib_n)));
+  return s;
 }
 
 double fib_weft_task(const Run& r) {
   return on_worker(r.threads, [&](ThreadPool&) {
-    r.where->start();
-    const std::int64_t t0 = wall_ns();
     // sync_wait on a worker: the root runs here, its wait runs queued tasks.
-    const std::int64_t v = sync_wait(fib_task(r.p->fib_n, *r.where));
-    const double s = since(t0);
-    check_fib("weft-task", r.p->fib_n, v);
-    return s;
+    return timed_fib(r, "weft-task", [&] { return sync_wait(fib_task(r.p->fib_n, *r.where)); });
   });
 }
 
 double fib_weft_taskgroup(const Run& r) {
   return on_worker(r.threads, [&](ThreadPool& pool) {
-    r.where->start();
-    const std::int64_t t0 = wall_ns();
-    const std::int64_t v = fib_group(pool, r.p->fib_n, *r.where);
-    const double s = since(t0);
-    check_fib("weft-taskgroup", r.p->fib_n, v);
-    return s;
+    return timed_fib(r, "weft-taskgroup",
+                     [&] { return fib_forked([&pool] { return TaskGroup(pool); }, r.p->fib_n, *r.where); });
   });
 }
 
 #ifdef WEFT_HAVE_TBB
-std::int64_t fib_tbb(int n, Where& w) {
-  if (n < 2) return n;
-  w.ran();
-  std::int64_t a = 0;
-  oneapi::tbb::task_group g;
-  g.run([&] { a = fib_tbb(n - 1, w); });
-  const std::int64_t b = fib_tbb(n - 2, w);
-  g.wait();
-  return a + b;
-}
-
 double fib_tbb_run(const Run& r) {
   return in_tbb_arena(r.threads, [&] {
-    r.where->start();
-    const std::int64_t t0 = wall_ns();
-    const std::int64_t v = fib_tbb(r.p->fib_n, *r.where);
-    const double s = since(t0);
-    check_fib("tbb", r.p->fib_n, v);
-    return s;
+    return timed_fib(r, "tbb",
+                     [&] { return fib_forked([] { return oneapi::tbb::task_group(); }, r.p->fib_n, *r.where); });
   });
 }
 #endif
