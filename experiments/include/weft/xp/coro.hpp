@@ -24,9 +24,10 @@
 // Threads: weft runs on a pool of `workers` (the fork-join roots on a
 // worker); tbb in a task_arena of `workers` slots, the calling thread one of
 // them; asio on an asio::thread_pool of `workers` threads. Each row's note
-// says where the work ran: on how many threads, and how much of it on the
-// thread that started it (tbb's caller is one of its slots, so part of its
-// work runs there).
+// says where the work ran in the unrecorded warm-up run (the timed runs do
+// not look): on how many threads, and how much of it on the thread that
+// started it (tbb's caller is one of its slots, so part of its work runs
+// there); the hop's note says how many hops changed thread.
 //
 // ratios (extra): issue 12's goals with this run's medians, each with
 // "met".
