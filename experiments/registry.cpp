@@ -61,7 +61,7 @@ const std::vector<Experiment>& experiments() {
       {"coro", "", "Coroutines, futures and cancellation against oneTBB and Boost.Asio",
        "Coroutine fork-join, a hop onto the pool, fan-in and cancelling queued tasks: weft against oneTBB and "
        "Boost.Asio",
-       {5, 15, 30}, {"coro_vs_peers"},
+       {3, 15, 30}, {"coro_vs_peers"},
        {"--fib-n 25 --hops 20000 --fan-ins 5 --cancel-tasks 200000 --reps 3", "--reps 5", "--reps 9"}},
       {"idle", "", "What an idle pool burns, and what its spin buys",
        "CPU burnt by an idle pool and by one task per millisecond, and the latency from post to start",
