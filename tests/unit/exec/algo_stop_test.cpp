@@ -199,16 +199,14 @@ TEST(AlgoStop, ScanFromInsideABlockStartsNoSecondPass) {
   }
 }
 
-// The comparator stops the sort on its first call: the partition pass it
-// belongs to finishes, no other chunk starts, and no element is lost.
-TEST(AlgoStop, SortFromInsideAChunkStopsAndKeepsEveryElement) {
-  weft::test::Watchdog dog("sort stopped from the comparator");
+// The comparator stops the sort on its first call; no element is lost.
+template <class Sort>
+void stop_at_first_comparison(const Sort& sort, long max_calls, const char* name) {
   weft::ThreadPool pool(workers(3));
-  const std::size_t n = 1'000'000;
-  const Values v = weft::test::random_values(n, 1'000'000'000);
+  const Values v = weft::test::random_values(1'000'000, 1'000'000'000);
   Values want = v;
   std::sort(want.begin(), want.end());
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < 3; ++round) {
     std::stop_source src;
     std::atomic<long> calls{0};
     auto less = [&](std::int64_t a, std::int64_t b) {
@@ -216,34 +214,23 @@ TEST(AlgoStop, SortFromInsideAChunkStopsAndKeepsEveryElement) {
       return a < b;
     };
     Values got = v;
-    EXPECT_THROW(weft::parallel_sort(pool, got.begin(), got.end(), less, src.get_token()), weft::cancelled);
-    EXPECT_LT(calls.load(), static_cast<long>(2 * n));  // the top pass and a ninther; a sort takes ~20n
+    EXPECT_THROW(sort(pool, got.begin(), got.end(), less, src.get_token()), weft::cancelled) << name;
+    EXPECT_LE(calls.load(), max_calls) << name;
     std::sort(got.begin(), got.end());
-    EXPECT_EQ(got, want);
+    EXPECT_EQ(got, want) << name;
   }
 }
 
-// Leaves hold at most 2 * kSortCutoff elements; at most one per thread
-// runs after the stop, and the merges never start.
-TEST(AlgoStop, StableSortFromInsideALeafStopsAndKeepsEveryElement) {
-  weft::test::Watchdog dog("stable sort stopped from a leaf");
-  weft::ThreadPool pool(workers(3));
-  const std::size_t n = 1'000'000;
-  const Values v = weft::test::random_values(n, 1'000'000'000);
-  Values want = v;
-  std::sort(want.begin(), want.end());
-  std::stop_source src;
-  std::atomic<long> calls{0};
-  auto less = [&](std::int64_t a, std::int64_t b) {
-    if (calls.fetch_add(1, std::memory_order_relaxed) == 0) src.request_stop();
-    return a < b;
-  };
-  Values got = v;
-  EXPECT_THROW(weft::parallel_stable_sort(pool, got.begin(), got.end(), less, src.get_token()), weft::cancelled);
-  const long leaf = 2 * weft::detail::kSortCutoff;
-  EXPECT_LE(calls.load(), kThreads * leaf * 14);  // 14 > log2(leaf): std::stable_sort's bound per leaf
-  std::sort(got.begin(), got.end());
-  EXPECT_EQ(got, want);
+// parallel_sort: the partition pass of the first call finishes (n calls
+// and a ninther; a whole sort takes ~20n), no other chunk starts. The
+// stable sort: leaves hold at most 2 * kSortCutoff elements, at most one
+// per thread runs (14 > log2 of that: std::stable_sort's bound per leaf),
+// and no merge starts.
+TEST(AlgoStop, SortsFromInsideAChunkStopAndKeepEveryElement) {
+  weft::test::Watchdog dog("sorts stopped from the comparator");
+  stop_at_first_comparison([](auto&&... a) { weft::parallel_sort(a...); }, 2'000'000, "sort");
+  stop_at_first_comparison([](auto&&... a) { weft::parallel_stable_sort(a...); },
+                           kThreads * 2 * weft::detail::kSortCutoff * 14, "stable sort");
 }
 
 // Stops at many points of a stable sort of move-only values (the last
