@@ -121,8 +121,10 @@ void one_round(weft::ThreadPool& pool, std::mt19937_64& rng) {
         tick();
         return x == 1;
       };
-      const bool cancelled = right_or_cancelled(
-          [&] { return weft::parallel_find_if(pool, hay.begin(), hay.end(), is_one, stop) - hay.begin() == static_cast<std::ptrdiff_t>(at); });
+      const bool cancelled = right_or_cancelled([&] {
+        const auto it = weft::parallel_find_if(pool, hay.begin(), hay.end(), is_one, stop);
+        return it - hay.begin() == static_cast<std::ptrdiff_t>(at);
+      });
       if (cancelled) {
         EXPECT_TRUE(stop.stop_requested());
       }

@@ -143,7 +143,9 @@ It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred, std::stop_to
     std::exception_ptr spawn_error;
     try {
       for (std::size_t s = 1; s <= others; ++s)
-        g.run([&cursor, first, &pred, &err = errors[s], &gate] { detail::find_search(cursor, first, pred, err, gate); });
+        g.run([&cursor, first, &pred, &err = errors[s], &gate] {
+          detail::find_search(cursor, first, pred, err, gate);
+        });
     } catch (...) {
       spawn_error = std::current_exception();  // still search and wait: tasks may be running
     }

@@ -139,7 +139,8 @@ Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, st
 
 // out[i] = init op x0 op ... op xi.
 template <std::random_access_iterator It, std::random_access_iterator Out, class Op, class T>
-Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, Op op, T init, std::stop_token stop = {}) {
+Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, Op op, T init,
+                            std::stop_token stop = {}) {
   return detail::scan<false, T>(pool, first, last, d_first, std::optional<T>(std::move(init)), op, std::move(stop));
 }
 

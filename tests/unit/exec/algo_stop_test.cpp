@@ -328,8 +328,9 @@ TEST(AlgoStop, DefaultPoolFormsTakeTheTokenToo) {
   const Values before = v;
   Values out(v.size());
   EXPECT_THROW(weft::parallel_reduce(v.begin(), v.end(), std::int64_t{0}, std::plus<>{}, stop), weft::cancelled);
-  EXPECT_THROW(weft::parallel_transform_reduce(v.begin(), v.end(), std::int64_t{0}, std::plus<>{}, std::negate<>{}, stop),
-               weft::cancelled);
+  EXPECT_THROW(
+      weft::parallel_transform_reduce(v.begin(), v.end(), std::int64_t{0}, std::plus<>{}, std::negate<>{}, stop),
+      weft::cancelled);
   EXPECT_THROW(weft::parallel_inclusive_scan(v.begin(), v.end(), out.begin(), stop), weft::cancelled);
   EXPECT_THROW(weft::parallel_exclusive_scan(v.begin(), v.end(), out.begin(), std::int64_t{0}, stop), weft::cancelled);
   EXPECT_THROW(weft::parallel_sort(v.begin(), v.end(), stop), weft::cancelled);
