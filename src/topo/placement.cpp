@@ -104,8 +104,8 @@ std::vector<int> spread_cpus(const Topology& topo, const std::vector<int>& cores
   return out;
 }
 
-// Node by node, the nodes of one package together (in node order, so the
-// first allowed CPU's node leads), then any cores no node covers; inside a
+// Node by node: packages in order (the first allowed CPU's leads), a
+// package's nodes by kernel id, then any cores no node covers; inside a
 // node, the first sibling of every core in compact order before any core's
 // second.
 std::vector<int> numa_cpus(const Topology& topo, const std::vector<int>& compact) {

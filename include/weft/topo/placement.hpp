@@ -10,8 +10,8 @@
 //                 order); more threads than allowed cores is an error.
 //   numa          fill one NUMA node before the next: one thread on each of
 //                 its cores (cores sharing caches adjacent), then the cores'
-//                 SMT siblings, then the next node, the nodes of the same
-//                 package first. A pool of up to a node's CPUs stays on one
+//                 SMT siblings, then the next node: the nodes of the
+//                 first CPU's package first, then those of the next package. A pool of up to a node's CPUs stays on one
 //                 node, and so does the memory its workers allocate from a
 //                 PoolResource (weft/mem/pool_resource.hpp: chunks are placed
 //                 on the allocating thread's node).

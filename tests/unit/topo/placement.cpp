@@ -203,7 +203,7 @@ TEST(Placement, NumaKeepsAPackagesNodesTogether) {
 
 TEST(Placement, NumaOnRestrictedAndSingleNodeMachines) {
   // Of node 0 only CPU 0 is allowed, of node 1 all but two CPUs: node 0
-  // first, because it has the first allowed CPU.
+  // still comes first, its one CPU before node 1's.
   const Topology part = TopologyBuilder::synthetic(2, 4, 2, 1, CpuSet{0, 4, 5, 6, 7, 12, 13});
   EXPECT_EQ(place(part, Placement::numa, 7), (Cpus{0, 4, 5, 6, 7, 12, 13}));
   // One node per package, 2 x 32 cores x 2 SMT: package 0's cores, their
