@@ -18,6 +18,7 @@
 #include "weft/exec/when_all.hpp"
 #include "weft/io/reader.hpp"
 #include "weft/io/writer.hpp"
+#include "weft/mem/numa.hpp"
 #include "weft/mem/pool_allocator.hpp"
 #include "weft/mem/pool_resource.hpp"
 #include "weft/queue/mpmc_queue.hpp"
