@@ -1,0 +1,51 @@
+// docs/guide/pool.md (Seeing inside): what the workers did — stats(), the
+// worker start/stop hooks, and a trace for Perfetto.
+#include <weft/weft.hpp>
+
+#include <atomic>
+#include <sstream>
+#include <string>
+
+#include "expect.hpp"
+
+namespace {
+
+long fib(weft::ThreadPool& pool, int n) {
+  if (n < 12) return n < 2 ? n : fib(pool, n - 1) + fib(pool, n - 2);
+  long a = 0;
+  weft::TaskGroup g(pool);
+  g.run([&] { a = fib(pool, n - 1); });
+  const long b = fib(pool, n - 2);
+  g.wait();
+  return a + b;
+}
+
+}  // namespace
+
+int main() {
+  std::atomic<int> started{0};
+  std::atomic<int> stopped{0};
+  weft::PoolOptions o;
+  o.workers = 2;
+  o.on_worker_start = [&](int) { started++; };   // name the thread, set up an arena...
+  o.on_worker_stop = [&](int) { stopped++; };    // ...and tear it down
+  o.trace_capacity = 1 << 14;                    // events kept per worker; 0 (default): no trace
+  weft::ThreadPool pool(o);
+
+  weft::Future<long> f = pool.submit([&] { return fib(pool, 24); });
+  expect(f.get() == 46368, "fib(24)");
+  pool.wait_idle();
+
+  weft::PoolStats s = pool.stats();               // any thread, any time
+  expect(s.workers.size() == 2, "one entry per worker");
+  expect(s.total.tasks_run >= 1, "the submitted task and its children ran");
+  expect(s.total.tasks_run == s.workers[0].tasks_run + s.workers[1].tasks_run, "total is the sum");
+
+  std::ostringstream json;                        // or a std::ofstream("trace.json")
+  weft::write_chrome_trace(json, {pool.trace()}); // open it in ui.perfetto.dev
+  expect(json.str().find(R"("name":"worker 1")") != std::string::npos, "a thread per worker");
+  expect(json.str().find(R"("ph":"X")") != std::string::npos, "task runs as complete events");
+
+  pool.shutdown();
+  expect(started == 2 && stopped == 2, "each hook ran once per worker");
+}
