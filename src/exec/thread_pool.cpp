@@ -467,20 +467,6 @@ PoolStats PoolCore::stats() const {
   return s;
 }
 
-PoolTrace PoolCore::trace() const {
-  PoolTrace t;
-  t.pool = id_;
-  if (!workers_.front()->trace) return t;
-  t.capacity = workers_.front()->trace->capacity();
-  t.workers.reserve(workers_.size());
-  for (const auto& w : workers_) {
-    WorkerTrace& wt = t.workers.emplace_back();
-    wt.index = w->index;
-    wt.events = w->trace->snapshot(wt.dropped);
-  }
-  return t;
-}
-
 void PoolCore::wait_idle() {
   if (this_worker().pool == this)
     throw std::logic_error("weft::ThreadPool::wait_idle() called from one of the pool's own workers (it would wait for itself)");
@@ -548,7 +534,6 @@ int ThreadPool::size() const noexcept { return core_->size(); }
 const std::vector<int>& ThreadPool::cpus() const noexcept { return core_->cpus(); }
 bool ThreadPool::is_worker() const noexcept { return detail::this_worker().pool == core_.get(); }
 PoolStats ThreadPool::stats() const { return core_->stats(); }
-PoolTrace ThreadPool::trace() const { return core_->trace(); }
 int ThreadPool::idle_worker_count() const noexcept { return static_cast<int>(core_->idle_.idle_count()); }
 int ThreadPool::current_worker_index() noexcept {
   const detail::WorkerContext& c = detail::this_worker();

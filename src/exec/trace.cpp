@@ -129,7 +129,24 @@ void write_chrome_trace(const std::string& path, const std::vector<PoolTrace>& p
   if (!out) throw std::system_error(errno, std::generic_category(), "weft: cannot write the trace " + path);
 }
 
+PoolTrace ThreadPool::trace() const { return core_->trace(); }
+
 namespace detail {
+
+PoolTrace PoolCore::trace() const {
+  PoolTrace t;
+  t.pool = id_;
+  if (!workers_.front()->trace) return t;
+  t.capacity = workers_.front()->trace->capacity();
+  t.workers.reserve(workers_.size());
+  for (const auto& w : workers_) {
+    WorkerTrace& wt = t.workers.emplace_back();
+    wt.index = w->index;
+    wt.events = w->trace->snapshot(wt.dropped);
+  }
+  return t;
+}
+
 namespace {
 
 // WEFT_TRACE's pools: the live ones, and the traces the destroyed ones

@@ -236,8 +236,8 @@ const Register reg{{
           "trace", "Record an experiment with every pool tracing: Chrome trace JSON for ui.perfetto.dev");
       sub->add_option("experiment", o->experiment, "The experiment to record (its arguments follow)")->required();
       sub->add_option("--out,-o", o->out, "Trace file (default trace.json)");
-      sub->add_flag("--quick", o->quick, "With the report's --quick sizes (before any arguments given)");
-      sub->add_flag("--full", o->full, "With the report's --full sizes (before any arguments given)");
+      sub->add_flag("--quick", o->quick, "With the report's --quick sizes (arguments given replace them)");
+      sub->add_flag("--full", o->full, "With the report's --full sizes (arguments given replace them)");
       sub->allow_extras();
       sub->callback([o, sub] { run_trace(*o, sub->remaining()); });
     },
