@@ -117,6 +117,9 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
   const Topology& topo = Topology::instance();
   cpus_ = place(topo, options_.placement, n);  // throws for one_per_core beyond the cores
 
+  if (options_.trace_capacity > kMaxTraceCapacity)
+    throw std::invalid_argument("weft::ThreadPool: trace_capacity " + std::to_string(options_.trace_capacity) +
+                                " is more than the " + std::to_string(kMaxTraceCapacity) + " events allowed");
   const bool env_trace = trace_path_from_env() != nullptr;
   const std::size_t trace_capacity =
       options_.trace_capacity != 0 ? options_.trace_capacity : env_trace ? kDefaultTraceCapacity : 0;

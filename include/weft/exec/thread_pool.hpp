@@ -81,7 +81,8 @@ struct PoolOptions {
   std::function<void(int)> on_worker_start{};
   std::function<void(int)> on_worker_stop{};
   // Events each worker keeps for trace() (weft/exec/trace.hpp); 0: no
-  // trace, unless WEFT_TRACE is set (then kDefaultTraceCapacity).
+  // trace, unless WEFT_TRACE is set (then kDefaultTraceCapacity). More than
+  // kMaxTraceCapacity is an error (std::invalid_argument).
   std::size_t trace_capacity = 0;
 };
 

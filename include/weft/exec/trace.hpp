@@ -78,6 +78,9 @@ struct PoolTrace {
 // Events per worker when WEFT_TRACE turns tracing on and the pool's options
 // name no capacity: 512 KiB per worker, the last ~16k tasks of each.
 inline constexpr std::size_t kDefaultTraceCapacity = std::size_t{1} << 15;
+// The most PoolOptions::trace_capacity may ask for (1 GiB per worker); more
+// is std::invalid_argument.
+inline constexpr std::size_t kMaxTraceCapacity = std::size_t{1} << 26;
 
 // Writes Chrome trace-event JSON: each pool a process ("weft pool N"), each
 // worker a thread ("worker I"), each task run a complete ("X") event,

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -93,6 +94,15 @@ TEST(PoolTrace, OffMeansNoEvents) {
   EXPECT_EQ(t.capacity, 0U);
   EXPECT_TRUE(t.workers.empty());
   EXPECT_GE(t.pool, 1U);
+}
+
+TEST(PoolTrace, ACapacityBeyondTheLimitIsRefusedNamingIt) {
+  try {
+    weft::ThreadPool pool(traced(1, weft::kMaxTraceCapacity + 1));
+    FAIL() << "built a pool with a trace ring beyond the limit";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(weft::kMaxTraceCapacity + 1)), std::string::npos) << e.what();
+  }
 }
 
 TEST(PoolTrace, EveryTaskStartsAndEndsOnOneWorker) {
