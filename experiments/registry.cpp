@@ -50,7 +50,7 @@ const std::vector<Experiment>& experiments() {
        {1, 2, 5}, {"fib_ms"},
        {"--n 25 --reps 3", "--n 30 --reps 5", "--n 30 --reps 9 --cutoff 12"}},
       {"pfor", "", "parallel_for overhead", "parallel_for overhead: many small loops, and a big sum", {1, 2, 5},
-       {"pfor_ms"},
+       {"pfor_ms", "worker_strip"},
        {"--rounds 50 --reps 3", "--reps 5", "--reps 9"}},
       {"algo", "", "Parallel algorithms against oneTBB and std::execution::par",
        "Parallel reduce, scan, sort, find and a pipeline: weft against std (serial and std::execution::par) and oneTBB",

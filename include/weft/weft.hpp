@@ -15,6 +15,7 @@
 #include "weft/exec/pipeline.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/exec/trace.hpp"
 #include "weft/exec/when_all.hpp"
 #include "weft/io/reader.hpp"
 #include "weft/io/writer.hpp"

@@ -246,6 +246,35 @@ def plot_fib(results):
                         "min–max whiskers); the serial bar is the same recursion without spawns.")
 
 
+def plot_worker_strip(results):
+    t = results.get("trace")
+    if not t:
+        raise Skip("no trace in results.json (weft report records one when pfor runs)")
+    if t.get("error"):
+        raise Skip(f"the trace failed: {t['error']}")
+    strip = t.get("strip")
+    if not strip:
+        raise Skip("the trace has no pool that ran tasks")
+    lanes = strip["rows"]
+    window_ms = strip["window_us"] / 1000
+    fig, (ax,) = new_figure()
+    for i, lane in enumerate(lanes):
+        ax.broken_barh([(s / 1000, d / 1000) for s, d in lane["busy"]], (i - 0.4, 0.8), color="tab:blue")
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels([f"worker {lane['worker']}\n{lane['utilisation']:.0%} busy" for lane in lanes], fontsize=8)
+    ax.set_ylim(len(lanes) - 0.5, -0.5)
+    ax.set_xlim(0, window_ms)
+    ax.set_xlabel("time (ms)")
+    title = f"Worker utilisation: weft {t['experiment']} {t['args']}, pool {strip['pool']}"
+    ax.set_title(title)
+    steals = sum(lane["steals"] for lane in lanes)
+    parks = sum(lane["parks"] for lane in lanes)
+    return fig, title, (f"Each bar is a stretch in which the worker ran tasks (gaps under 1/1000 of the "
+                        f"window closed), from `weft trace` (WEFT_TRACE) of the pool that ran the most tasks, "
+                        f"over the last {window_ms:.1f} ms every worker's trace ring still covers: {steals} steals "
+                        f"and {parks} parks in it. The whole trace is {t['file']}: open it in ui.perfetto.dev.")
+
+
 def plot_pfor(results):
     exp = experiment(results, "pfor")
     rs = rows(exp, "ms")
@@ -489,6 +518,7 @@ FIGURES = {
     "io_mb_per_s": one(plot_io, "File copy MB/s"),
     "spin_wall_vs_cpu": one(plot_spin, "Spin wall vs CPU"),
     "fib_ms": one(plot_fib, "fib"),
+    "worker_strip": one(plot_worker_strip, "Worker utilisation"),
     "pfor_ms": one(plot_pfor, "parallel_for"),
     "algo_vs_serial": one(plot_algo, "Parallel algorithms"),
     "idle_cpu": one(plot_idle, "Idle CPU"),
