@@ -113,50 +113,42 @@ struct Marks {
 template <class Calls>
 double run_work(const Calls& calls, Work w, const Inputs& in, Marks& marks, std::string_view variant, int threads) {
   const std::string_view name = kWorkloads[static_cast<std::size_t>(w)].name;
-  const auto items_done = [&](std::int64_t n) {
+  const auto fail = [&](const std::string& what) { wrong(name, variant, threads, what); };
+  const auto seconds = [](std::int64_t t0, std::int64_t t1) { return static_cast<double>(t1 - t0) / 1e9; };
+  // n items of `iters` spin each, handed out by spread(n, item).
+  const auto spin_items = [&](std::int64_t n, std::uint64_t iters, const auto& spread) {
+    marks.reset(n);
+    const std::int64_t t0 = wall_ns();
+    spread(n, [&](std::int64_t i) {
+      spin(iters);
+      marks.mark(i);
+    });
+    const std::int64_t t1 = wall_ns();
     if (const std::int64_t got = marks.count(); got != n)
-      wrong(name, variant, threads, "ran " + std::to_string(got) + " of " + std::to_string(n) + " items");
+      fail("ran " + std::to_string(got) + " of " + std::to_string(n) + " items");
+    return seconds(t0, t1);
   };
-  std::int64_t t0 = 0;
   switch (w) {
     case Work::fib: {
-      t0 = wall_ns();
+      const std::int64_t t0 = wall_ns();
       const std::int64_t v = calls.fib(in.p->fib_n);
       const std::int64_t t1 = wall_ns();
-      if (v != in.fib) wrong(name, variant, threads, "gave " + std::to_string(v) + ", expected " + std::to_string(in.fib));
-      return static_cast<double>(t1 - t0) / 1e9;
+      if (v != in.fib) fail("gave " + std::to_string(v) + ", expected " + std::to_string(in.fib));
+      return seconds(t0, t1);
     }
-    case Work::tasks: {
-      marks.reset(in.p->tasks);
-      t0 = wall_ns();
-      calls.fan_out(in.p->tasks, [&](std::int64_t i) {
-        spin(in.task_iters);
-        marks.mark(i);
-      });
-      const std::int64_t t1 = wall_ns();
-      items_done(in.p->tasks);
-      return static_cast<double>(t1 - t0) / 1e9;
-    }
-    case Work::pfor: {
-      marks.reset(in.p->pfor_n);
-      t0 = wall_ns();
-      calls.for_each(in.p->pfor_n, [&](std::int64_t i) {
-        spin(in.item_iters);
-        marks.mark(i);
-      });
-      const std::int64_t t1 = wall_ns();
-      items_done(in.p->pfor_n);
-      return static_cast<double>(t1 - t0) / 1e9;
-    }
+    case Work::tasks:
+      return spin_items(in.p->tasks, in.task_iters, [&](std::int64_t n, const auto& f) { calls.fan_out(n, f); });
+    case Work::pfor:
+      return spin_items(in.p->pfor_n, in.item_iters, [&](std::int64_t n, const auto& f) { calls.for_each(n, f); });
     case Work::reduce: {
-      t0 = wall_ns();
+      const std::int64_t t0 = wall_ns();
       const double s = calls.sum(in.x);
       const std::int64_t t1 = wall_ns();
       // Any grouping of the sum is right; a lost or doubled element (each
       // is worth about 2/n of the total) is not.
       if (!(std::fabs(s - in.sum) <= 1e-9 * in.sum))
-        wrong(name, variant, threads, "gave " + std::to_string(s) + ", serial " + std::to_string(in.sum));
-      return static_cast<double>(t1 - t0) / 1e9;
+        fail("gave " + std::to_string(s) + ", serial " + std::to_string(in.sum));
+      return seconds(t0, t1);
     }
   }
   return 0;
