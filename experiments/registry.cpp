@@ -65,7 +65,7 @@ const std::vector<Experiment>& experiments() {
       {"scale", "", "Scaling: speed-up from one worker to every CPU, and past them",
        "Speed-up of fib, tasks, parallel_for and reduce from 1 worker to every allowed CPU (and K x them with "
        "--oversubscribe): weft against oneTBB",
-       {8, 30, 90}, {"scale_speedup"},
+       {3, 20, 45}, {"scale_speedup"},
        {"--fib-n 24 --tasks 20000 --pfor-n 100000 --reduce-n 2000000 --reps 2", "--oversubscribe 2",
         "--oversubscribe 8 --reps 5"}},
   };
