@@ -43,7 +43,9 @@ struct WeftCalls {
   void for_each(std::int64_t n, const F& f) const {
     parallel_for(*pool, std::int64_t{0}, n, f);
   }
-  double sum(const std::vector<double>& x) const { return parallel_reduce(*pool, x.begin(), x.end(), 0.0, std::plus<>{}); }
+  double sum(const std::vector<double>& x) const {
+    return parallel_reduce(*pool, x.begin(), x.end(), 0.0, std::plus<>{});
+  }
 };
 
 #ifdef WEFT_HAVE_TBB
@@ -90,7 +92,7 @@ struct Inputs {
   std::uint64_t task_iters = 0;  // spin per task of the tasks workload
   std::uint64_t item_iters = 0;  // spin per item of the pfor workload
   std::int64_t fib = 0;
-  std::vector<double> x;         // the reduce workload's input
+  std::vector<double> x;  // the reduce workload's input
   double sum = 0;
 };
 
@@ -193,7 +195,8 @@ std::string what_of(Work w, const ScaleParams& p) {
     case Work::fib: return "fib(" + std::to_string(p.fib_n) + "), a spawn per call";
     case Work::tasks:
       return std::to_string(p.tasks) + " tasks of ~" + std::to_string(p.task_ns) + " ns spawned by one task";
-    case Work::pfor: return "parallel_for of " + std::to_string(p.pfor_n) + " items of ~" + std::to_string(p.item_ns) + " ns";
+    case Work::pfor:
+      return "parallel_for of " + std::to_string(p.pfor_n) + " items of ~" + std::to_string(p.item_ns) + " ns";
     case Work::reduce: return "sum of " + std::to_string(p.reduce_n) + " doubles";
   }
   return {};

@@ -72,7 +72,8 @@ TEST(Scale, ATimeSpeedupAndEfficiencyRowPerWorkloadVariantAndCount) {
   for (const std::string& w : kWorkloads) {
     for (const char* v : {"weft", "tbb"}) {
       for (int t : workers) {
-        for (const std::string& m : kMetrics) ASSERT_TRUE(rows.count({w, v, t, m})) << w << " " << v << " " << t << " " << m;
+        for (const std::string& m : kMetrics)
+          ASSERT_TRUE(rows.count({w, v, t, m})) << w << " " << v << " " << t << " " << m;
         if (v == std::string("tbb") && !tbb_built(j)) continue;
         const auto& speedup = rows[{w, v, t, "speedup"}];
         const auto& efficiency = rows[{w, v, t, "efficiency"}];
@@ -102,7 +103,8 @@ TEST(Scale, RowsPastTheCpusSaySoAndTheRunNotesIt) {
   }
   EXPECT_GT(past, 0);
   bool noted = false;
-  for (const auto& n : j.at("notes")) noted = noted || n.get<std::string>().find("oversubscription") != std::string::npos;
+  for (const auto& n : j.at("notes"))
+    noted = noted || n.get<std::string>().find("oversubscription") != std::string::npos;
   EXPECT_TRUE(noted) << j.at("notes").dump();
 }
 
@@ -114,8 +116,8 @@ TEST(Scale, GoalsListTheOversubscribedFibAndWeftAgainstTbb) {
     EXPECT_GT(r.at("value").get<double>(), 0.0) << r.dump();
     ratios[r.at("what").get<std::string>()] = r;
   }
-  const std::string fib = "fib(16): weft time at " + std::to_string(2 * cpus) + " workers / at " +
-                          std::to_string(cpus) + " workers";
+  const std::string fib =
+      "fib(16): weft time at " + std::to_string(2 * cpus) + " workers / at " + std::to_string(cpus) + " workers";
   ASSERT_TRUE(ratios.count(fib)) << j.at("ratios").dump();
   EXPECT_EQ(ratios[fib].at("goal"), "<= 2.0");
   const std::string at = " (" + std::to_string(cpus) + " workers)";

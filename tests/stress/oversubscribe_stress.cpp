@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -31,15 +32,19 @@ weft::ThreadPool make_pool() { return weft::ThreadPool(weft::PoolOptions{.worker
 // every index ran exactly once.
 class Hits {
  public:
-  explicit Hits(std::int64_t n) : n_(n), hits_(std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(n))) {}
+  explicit Hits(std::int64_t n)
+      : n_(n), hits_(std::make_unique<std::atomic<std::uint8_t>[]>(static_cast<std::size_t>(n))) {}
+  // relaxed: a count, read only after the pool was waited for.
   void hit(std::int64_t i) noexcept { hits_[static_cast<std::size_t>(i)].fetch_add(1, std::memory_order_relaxed); }
-  // The first index not hit exactly once, or -1.
+  // The first index not hit exactly once, or -1 (relaxed: called after the wait).
   std::int64_t first_wrong() const noexcept {
     for (std::int64_t i = 0; i < n_; ++i)
       if (hits_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed) != 1) return i;
     return -1;
   }
-  int at(std::int64_t i) const noexcept { return hits_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed); }
+  int at(std::int64_t i) const noexcept {  // relaxed: as first_wrong()
+    return hits_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed);
+  }
 
  private:
   std::int64_t n_;
@@ -107,10 +112,11 @@ TEST(Oversubscribed, AnIdlePoolGoesBackToNearlyNoCpu) {
   auto pool = make_pool();
   std::atomic<std::int64_t> sum{0};
   // Wake every worker: more small tasks than workers, then quiet.
-  weft::parallel_for(pool, std::int64_t{0}, std::int64_t{100'000},
-                     [&](std::int64_t i) { sum.fetch_add(i, std::memory_order_relaxed); });
+  weft::parallel_for(pool, std::int64_t{0}, std::int64_t{100'000}, [&](std::int64_t i) {
+    sum.fetch_add(i, std::memory_order_relaxed);  // relaxed: a total, read after the loop
+  });
   pool.wait_idle();
-  ASSERT_EQ(sum.load(std::memory_order_relaxed), std::int64_t{99'999} * 100'000 / 2);
+  ASSERT_EQ(sum.load(std::memory_order_relaxed), std::int64_t{99'999} * 100'000 / 2);  // relaxed: the loop returned
   std::this_thread::sleep_for(100ms);  // the spin budget runs out, every worker parks
   constexpr auto kIdle = 500ms;
   const std::int64_t cpu0 = process_cpu_ns();

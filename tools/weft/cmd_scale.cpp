@@ -17,7 +17,9 @@ constexpr long long kMaxWorkers = 256;
 void print_compare(const xp::Result& r) {
   print_weft_over_tbb(
       r, [](xp::Key k, const xp::Row& row) { return k.workload(row.labels.workload.value_or("")); },
-      [](const xp::Row& row) { return fmt::format("{:<6} {} workers", row.labels.workload.value_or(""), row.threads); });
+      [](const xp::Row& row) {
+        return fmt::format("{:<6} {} workers", row.labels.workload.value_or(""), row.threads);
+      });
   print_ratios(r, "Goals (issue 13):", 58);
 }
 
@@ -34,7 +36,8 @@ struct ScaleOptions {
 
 void to_params(const ScaleOptions& o, xp::ScaleParams& p) {
   if (o.fib_n < 2 || o.fib_n > xp::kScaleMaxFibN)
-    throw UsageError(fmt::format("--fib-n must be 2 to {} (fib(n) spawns ~1.6^n tasks), got {}", xp::kScaleMaxFibN, o.fib_n));
+    throw UsageError(
+        fmt::format("--fib-n must be 2 to {} (fib(n) spawns ~1.6^n tasks), got {}", xp::kScaleMaxFibN, o.fib_n));
   p.fib_n = o.fib_n;
   p.tasks = positive64("--tasks", o.tasks, 100'000'000);
   p.task_ns = positive("--task-ns", o.task_ns, 1'000'000);
@@ -55,7 +58,8 @@ void to_params(const ScaleOptions& o, xp::ScaleParams& p) {
 }
 
 void add_options(CLI::App& sub, ScaleOptions& o) {
-  sub.add_option("--fib-n", o.fib_n, fmt::format("fib(n) of the fib workload (default 30, at most {})", xp::kScaleMaxFibN));
+  sub.add_option("--fib-n", o.fib_n,
+                 fmt::format("fib(n) of the fib workload (default 30, at most {})", xp::kScaleMaxFibN));
   sub.add_option("--tasks", o.tasks, "Tasks of the tasks workload (default 200,000)");
   sub.add_option("--task-ns", o.task_ns, "Spin per task, ns (default 2000)");
   sub.add_option("--pfor-n", o.pfor_n, "Items of the pfor workload (default 1,000,000)");
