@@ -62,6 +62,12 @@ const std::vector<Experiment>& experiments() {
        "CPU burnt by an idle pool and by one task per millisecond, and the latency from post to start",
        {5, 20, 60}, {"idle_cpu", "idle_latency"},
        {"--seconds 0.25 --reps 1", "--seconds 0.5 --reps 2", "--seconds 1 --reps 3"}},
+      {"scale", "", "Scaling: speed-up from one worker to every CPU, and past them",
+       "Speed-up of fib, tasks, parallel_for and reduce from 1 worker to every allowed CPU (and K x them with "
+       "--oversubscribe): weft against oneTBB",
+       {3, 20, 45}, {"scale_speedup"},
+       {"--fib-n 24 --tasks 20000 --pfor-n 100000 --reduce-n 2000000 --reps 2", "--oversubscribe 2",
+        "--oversubscribe 8 --reps 5"}},
   };
   return all;
 }

@@ -54,7 +54,7 @@ class TempDir {
 bool have_matplotlib() { return run_shell("/usr/bin/python3 -c 'import matplotlib'").status == 0; }
 
 const std::vector<std::string> kExperiments = {"topo", "ring", "c2c",   "tasks", "fib", "pfor",
-                                               "idle", "alloc", "io", "smt", "spin", "algo"};
+                                               "idle", "alloc", "io", "smt", "spin", "algo", "scale"};
 
 // Every figure plot.py draws, and the experiment it comes from.
 const std::vector<std::pair<std::string, std::string>> kFigures = {
@@ -62,7 +62,8 @@ const std::vector<std::pair<std::string, std::string>> kFigures = {
     {"tasks_per_s.png", "tasks"}, {"smt_slowdown.png", "smt"},         {"alloc_seconds.png", "alloc"},
     {"alloc_scalability.png", "alloc"}, {"io_mb_per_s.png", "io"},     {"spin_wall_vs_cpu.png", "spin"},
     {"fib_ms.png", "fib"},        {"pfor_ms.png", "pfor"},             {"idle_cpu.png", "idle"},
-    {"idle_latency.png", "idle"}, {"algo_vs_serial.png", "algo"}, {"worker_strip.png", "pfor"}};
+    {"idle_latency.png", "idle"}, {"algo_vs_serial.png", "algo"}, {"worker_strip.png", "pfor"},
+    {"scale_speedup.png", "scale"}};
 
 const nlohmann::json* find_experiment(const nlohmann::json& results, const std::string& name) {
   for (const auto& e : results.at("experiments"))

@@ -330,6 +330,41 @@ def plot_algo(results):
                         "not offered.")
 
 
+def plot_scale(results):
+    exp = experiment(results, "scale")
+    rs = rows(exp, "speedup")
+    if not rs:
+        raise Skip("no speed-up rows (no 1-worker run measured)")
+    params = exp.get("params", {})
+    cpus = params.get("cpus") or len(exp.get("machine", {}).get("allowed_cpus", [])) or 1
+    workloads = ordered(r.get("workload", "?") for r in rs)
+    fig, axes = new_figure(len(workloads))
+    for ax, w in zip(axes, workloads):
+        wr = [r for r in rs if r.get("workload", "?") == w]
+        counts = sorted(ordered(r["threads"] for r in wr))
+        ideal = [min(t, cpus) for t in counts]
+        ax.plot(counts, ideal, linestyle="--", color="tab:grey", linewidth=1, label=f"ideal ({cpus} CPUs)")
+        for v in ordered(r["variant"] for r in wr):
+            vr = sorted((r for r in wr if r["variant"] == v), key=lambda r: r["threads"])
+            ax.errorbar([r["threads"] for r in vr], [r["median"] for r in vr], yerr=error_bars(vr), capsize=2,
+                        marker="o", label=v)
+        if counts[-1] > cpus:
+            ax.axvline(cpus, linestyle=":", color="firebrick", linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xticks(counts)
+        ax.set_xlabel("workers")
+        ax.set_ylabel("speed-up over 1 worker")
+        ax.set_ylim(bottom=0)
+        ax.set_title(w, fontsize=10)
+        ax.legend(fontsize=7)
+    title = "Scaling: speed-up over one worker, per workload"
+    fig.suptitle(title)
+    return fig, title, ("Each variant's 1-worker time over its time at each worker count (median, min–max "
+                        "whiskers); dashed: ideal, linear up to the allowed CPUs and flat past them; right of "
+                        "the dotted line the workers outnumber the CPUs (oversubscription).")
+
+
 def idle_bars(results, series, ylabel, title, caption):
     """Bars per pool of the idle experiment, one per (label, metric) in series."""
     exp = experiment(results, "idle")
@@ -523,6 +558,7 @@ FIGURES = {
     "algo_vs_serial": one(plot_algo, "Parallel algorithms"),
     "idle_cpu": one(plot_idle, "Idle CPU"),
     "idle_latency": one(plot_idle_latency, "Idle start latency"),
+    "scale_speedup": one(plot_scale, "Scaling"),
 }
 
 
