@@ -1,8 +1,9 @@
-// docs/guide/cancellation.md: cancelling a TaskGroup, and waits a
-// std::stop_token can end.
+// docs/guide/cancellation.md: cancelling a TaskGroup, stopping a parallel
+// algorithm, and waits a std::stop_token can end.
 #include <weft/weft.hpp>
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <stop_token>
 #include <thread>
@@ -44,6 +45,26 @@ int main() {
     work.wait();
   } catch (const weft::cancelled&) {
   }
+
+  // Parallel algorithms take a token last: once it is stopped no new chunk
+  // starts, and a call whose answer is not whole throws weft::cancelled.
+  std::vector<double> samples(1'000'000, 1.0);
+  std::stop_source enough;
+  std::atomic<long> checked{0};
+  auto is_negative = [&](double x) {
+    if (checked.fetch_add(1) == 10'000) enough.request_stop();   // e.g. a deadline passed
+    return x < 0;
+  };
+  bool gave_up = false;
+  try {
+    weft::parallel_find_if(pool, samples.begin(), samples.end(), is_negative, enough.get_token());
+  } catch (const weft::cancelled&) {  // no match in the part searched, and the rest was not
+    gave_up = true;
+  }
+  expect(gave_up && checked < 1'000'000, "the search stopped early without an answer");
+  std::stop_source never;
+  double sum = weft::parallel_reduce(pool, samples.begin(), samples.end(), 0.0, std::plus<>{}, never.get_token());
+  expect(sum == 1'000'000.0, "a token never stopped changes nothing");
 
   // Blocking waits that a stop ends: the request wakes the sleeper.
   weft::MpmcQueue<int> jobs(64);

@@ -3,9 +3,9 @@
 #include <array>
 #include <stdexcept>
 
+#include "kernels.hpp"
 #include "peer_support.hpp"
 #include "weft/detail/exec/remote_wait.hpp"
-#include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
 
@@ -13,33 +13,7 @@ namespace weft::xp {
 
 namespace {
 
-std::int64_t fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
-
 bool spawns(int n, int cutoff) { return n >= 2 && n >= cutoff; }
-
-std::int64_t fib_weft(ThreadPool& pool, int n, int cutoff) {
-  if (n < 2) return n;
-  if (n < cutoff) return fib_serial(n);
-  std::int64_t a = 0;
-  TaskGroup g{pool};
-  g.run([&] { a = fib_weft(pool, n - 1, cutoff); });
-  const std::int64_t b = fib_weft(pool, n - 2, cutoff);
-  g.wait();
-  return a + b;
-}
-
-#ifdef WEFT_HAVE_TBB
-std::int64_t fib_tbb(int n, int cutoff) {
-  if (n < 2) return n;
-  if (n < cutoff) return fib_serial(n);
-  std::int64_t a = 0;
-  oneapi::tbb::task_group g;
-  g.run([&] { a = fib_tbb(n - 1, cutoff); });
-  const std::int64_t b = fib_tbb(n - 2, cutoff);
-  g.wait();
-  return a + b;
-}
-#endif
 
 struct Run {
   int n = 0;

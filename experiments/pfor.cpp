@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <limits>
 #include <numeric>
 #include <stdexcept>
 
+#include "kernels.hpp"
 #include "peer_support.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -18,32 +18,6 @@
 namespace weft::xp {
 
 namespace {
-
-// A dependent chain of multiply-adds on a register: the volatile asm keeps
-// the compiler from dropping or folding it, and it touches no memory, so it
-// scales with threads the way real compute does.
-std::uint64_t spin(std::uint64_t iters) noexcept {
-  std::uint64_t x = iters;
-  for (std::uint64_t i = 0; i < iters; ++i) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    asm volatile("" : "+r"(x));
-  }
-  return x;
-}
-
-// Spin iterations that take about `ns` on this thread (best of a few, to
-// skip a preempted try).
-std::uint64_t calibrate_spin(int ns) {
-  constexpr std::uint64_t kProbe = 1'000'000;
-  std::int64_t best = std::numeric_limits<std::int64_t>::max();
-  for (int i = 0; i < 5; ++i) {
-    const std::int64_t t0 = thread_cpu_ns();
-    spin(kProbe);
-    best = std::min(best, thread_cpu_ns() - t0);
-  }
-  const double per_iter = static_cast<double>(best) / static_cast<double>(kProbe);
-  return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(ns / per_iter));
-}
 
 struct Inputs {
   std::uint64_t spin_iters = 0;

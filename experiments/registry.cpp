@@ -50,7 +50,7 @@ const std::vector<Experiment>& experiments() {
        {1, 2, 5}, {"fib_ms"},
        {"--n 25 --reps 3", "--n 30 --reps 5", "--n 30 --reps 9 --cutoff 12"}},
       {"pfor", "", "parallel_for overhead", "parallel_for overhead: many small loops, and a big sum", {1, 2, 5},
-       {"pfor_ms"},
+       {"pfor_ms", "worker_strip"},
        {"--rounds 50 --reps 3", "--reps 5", "--reps 9"}},
       {"algo", "", "Parallel algorithms against oneTBB and std::execution::par",
        "Parallel reduce, scan, sort, find and a pipeline: weft against std (serial and std::execution::par) and oneTBB",
@@ -67,6 +67,12 @@ const std::vector<Experiment>& experiments() {
        "CPU burnt by an idle pool and by one task per millisecond, and the latency from post to start",
        {5, 20, 60}, {"idle_cpu", "idle_latency"},
        {"--seconds 0.25 --reps 1", "--seconds 0.5 --reps 2", "--seconds 1 --reps 3"}},
+      {"scale", "", "Scaling: speed-up from one worker to every CPU, and past them",
+       "Speed-up of fib, tasks, parallel_for and reduce from 1 worker to every allowed CPU (and K x them with "
+       "--oversubscribe): weft against oneTBB",
+       {3, 20, 45}, {"scale_speedup"},
+       {"--fib-n 24 --tasks 20000 --pfor-n 100000 --reduce-n 2000000 --reps 2", "--oversubscribe 2",
+        "--oversubscribe 8 --reps 5"}},
   };
   return all;
 }

@@ -13,6 +13,7 @@ packages=(
   libmimalloc-dev libjemalloc-dev         # peers in the allocator experiment
   python3 python3-matplotlib              # plots for the report
   spin                                    # model checks of the protocols
+  openmpi-bin libopenmpi-dev              # the MPI test and example (weft under mpirun)
 )
 
 missing=()

@@ -69,8 +69,10 @@ std::int64_t IdleWorkers::park(Worker& w, const WaitOptions& opts) noexcept {
   const std::int64_t parked = now_ns();
   bump(c.busy_ns, static_cast<std::uint64_t>(parked - c.since_ns));
   bump(c.parks);
+  trace_event_at(w, parked, TraceKind::park);
   w.parker.park(opts);
   c.since_ns = now_ns();
+  trace_event_at(w, c.since_ns, TraceKind::wake);
   w.reach = w.rings.empty() ? 0 : 1;  // back from sleep: look near first again
   w.empty_searches = 0;
   bump(c.idle_ns, static_cast<std::uint64_t>(c.since_ns - parked));
@@ -83,7 +85,10 @@ Task* IdleWorkers::found(Worker& w, Task* t) noexcept {
   const std::uint64_t before = idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);
   if (searching(before) == 1 && pool_.anything_queued()) {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: notify_one reads after a fence
-    if (notify_one()) bump(w.counters.wakeups_sent);
+    if (notify_one()) {
+      bump(w.counters.wakeups_sent);
+      trace_event(w, TraceKind::wake_sent);
+    }
   }
   return t;
 }

@@ -14,9 +14,11 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/exec/deque.hpp"
+#include "weft/detail/exec/trace_ring.hpp"
 #include "idle_workers.hpp"
 #include "weft/exec/pool_stats.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "weft/sync/parker.hpp"
 #include "weft/topo/topology.hpp"
 
@@ -59,6 +61,10 @@ struct alignas(kCacheLine) Worker {
   // Tasks this worker has finished; owner-written, read by wait_idle() and
   // as WorkerStats::tasks_run by stats().
   alignas(kCacheLine) std::atomic<std::uint64_t> completed{0};
+  // This worker's trace (weft/exec/trace.hpp), or null: set before the
+  // thread starts and never changed, so the branch on it in trace_event()
+  // is the whole cost of tracing when it is off.
+  std::unique_ptr<TraceRing> trace;
   int index = 0;
   // Where it runs: its pinned CPU, or where it started (set before the
   // worker's decrement of unread_cpus_); -1 unknown.
@@ -89,6 +95,7 @@ class PoolCore {
   bool help_one(Worker& w) noexcept;
   bool quiescent() const noexcept;
   PoolStats stats() const;
+  PoolTrace trace() const;
 
   int size() const noexcept { return static_cast<int>(workers_.size()); }
   const std::vector<int>& cpus() const noexcept { return cpus_; }
@@ -143,7 +150,28 @@ class PoolCore {
   std::exception_ptr first_error_;
   std::uint64_t dropped_errors_ = 0;
   std::uint64_t id_;
+  bool env_traced_ = false;  // in WEFT_TRACE's list: leaves it at destruction
 };
+
+// Records an event in w's trace if the pool traces (owner only); _at with
+// a time the caller has taken already.
+inline void trace_event(Worker& w, TraceKind kind, std::int32_t peer = -1, StealRing ring = StealRing::smt) noexcept {
+  if (w.trace) [[unlikely]]
+    w.trace->record(kind, now_ns(), peer, ring);
+}
+
+inline void trace_event_at(Worker& w, std::int64_t ns, TraceKind kind) noexcept {
+  if (w.trace) [[unlikely]]
+    w.trace->record(kind, ns);
+}
+
+// WEFT_TRACE (src/exec/trace.cpp): its path, read once (null: unset or
+// empty); a traced pool attaches once it runs (false: it could not, said
+// through the error handler) and detaches, leaving its final trace, when
+// it is destroyed.
+const char* trace_path_from_env() noexcept;
+bool trace_env_attach(const PoolCore& pool) noexcept;
+void trace_env_detach(const PoolCore& pool) noexcept;
 
 // The calling thread's worker, if it is one, and its pool.
 struct WorkerContext {

@@ -117,9 +117,16 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
   const Topology& topo = Topology::instance();
   cpus_ = place(topo, options_.placement, n);  // throws for one_per_core beyond the cores
 
+  if (options_.trace_capacity > kMaxTraceCapacity)
+    throw std::invalid_argument("weft::ThreadPool: trace_capacity " + std::to_string(options_.trace_capacity) +
+                                " is more than the " + std::to_string(kMaxTraceCapacity) + " events allowed");
+  const bool env_trace = trace_path_from_env() != nullptr;
+  const std::size_t trace_capacity =
+      options_.trace_capacity != 0 ? options_.trace_capacity : env_trace ? kDefaultTraceCapacity : 0;
   workers_.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     auto w = std::make_unique<Worker>();
+    if (trace_capacity != 0) w->trace = std::make_unique<TraceRing>(trace_capacity);
     w->index = i;
     w->cpu = cpus_.empty() ? -1 : cpus_[static_cast<std::size_t>(i)];
     w->rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(i + 1);
@@ -157,6 +164,7 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
     set_victim_rings(topo);
   }
   release_workers();
+  if (env_trace) env_traced_ = trace_env_attach(*this);
 }
 
 void PoolCore::set_victim_rings(const Topology& topo) {
@@ -181,6 +189,7 @@ void PoolCore::release_workers() noexcept {
 
 PoolCore::~PoolCore() {
   shutdown();
+  if (env_traced_) trace_env_detach(*this);
   if (first_error_) {
     char where[128];
     std::snprintf(where, sizeof where,
@@ -223,7 +232,10 @@ void PoolCore::push(Task* t) {
     // then rescans the queues — the store-load pattern of Dekker's mutual
     // exclusion. Without it a submitter and a sleeper can miss each other.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (idle_.notify_one()) bump(ctx.worker->counters.wakeups_sent);
+    if (idle_.notify_one()) {
+      bump(ctx.worker->counters.wakeups_sent);
+      trace_event(*ctx.worker, TraceKind::wake_sent);
+    }
     return;
   }
   // relaxed: a fast refusal only; the decisive check is after the fence.
@@ -275,7 +287,10 @@ std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const
   // seq_cst fence: the tasks put back are pushes like any other (see push()):
   // a worker that saw the deque empty meanwhile may have gone to sleep.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (idle_.notify_one() && c.pool == this) bump(c.worker->counters.wakeups_sent);
+  if (idle_.notify_one() && c.pool == this) {
+    bump(c.worker->counters.wakeups_sent);
+    trace_event(*c.worker, TraceKind::wake_sent);
+  }
   return static_cast<std::size_t>(taken);
 }
 
@@ -319,6 +334,7 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
         const Steal s = workers_[static_cast<std::size_t>(ring[i])]->source.deque.steal(t);
         if (s == Steal::success) {
           bump(w.counters.steals_by_ring[static_cast<std::size_t>(w.ring_kinds[r])]);
+          trace_event(w, TraceKind::steal, ring[i], w.ring_kinds[r]);
           w.reach = r + 1;  // nothing nearer had work: this is where to look first next time
           w.empty_searches = 0;
           return t;
@@ -335,6 +351,7 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
       const Steal r = s->deque.steal(t);
       if (r == Steal::success) {
         bump(w.counters.steals_from_submitters);
+        trace_event(w, TraceKind::steal);
         return t;
       }
       retry |= r == Steal::retry;
@@ -342,6 +359,7 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
     const Steal r = overflow_.deque.steal(t);
     if (r == Steal::success) {
       bump(w.counters.steals_from_submitters);
+      trace_event(w, TraceKind::steal);
       return t;
     }
     retry |= r == Steal::retry;
@@ -361,7 +379,9 @@ Task* PoolCore::find_task(Worker& w) noexcept {
 }
 
 void PoolCore::execute(Worker& w, Task* t) noexcept {
+  trace_event(w, TraceKind::task_start);
   t->execute(t);
+  trace_event(w, TraceKind::task_end);
   // release: a wait_idle() that reads the new count (acquire) sees the
   // task's effects and the pushes it made.
   w.completed.store(w.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "weft/mem/numa.hpp"
+
 namespace weft {
 namespace detail {
 
@@ -68,6 +70,14 @@ struct TlsMap {
 thread_local constinit TlsMap* tls_map = nullptr;
 
 void thread_exit_hook(void* value) noexcept;
+
+// First touch (see "NUMA placement" in weft/mem/pool_resource.hpp): one
+// write per page, from the thread that will carve the chunk, before any
+// block of it can reach another thread.
+void touch_pages(void* chunk) noexcept {
+  auto* bytes = static_cast<volatile std::byte*>(chunk);
+  for (std::size_t off = 0; off < kMemChunkSize; off += kMemTouchStride) bytes[off] = std::byte{0};
+}
 
 pthread_key_t exit_key() {
   static const pthread_key_t key = [] {
@@ -237,7 +247,9 @@ void* PoolResource::allocate_slow(std::size_t size_class) {
   if (cs.bump == nullptr || static_cast<std::size_t>(cs.bump - cs.limit) < size) {
     void* mem = upstream_->allocate(kChunkSize, kChunkSize);
     assert(reinterpret_cast<std::uintptr_t>(mem) % kChunkSize == 0);
-    auto* chunk = ::new (mem) MemChunkHeader{h, static_cast<std::uint32_t>(size_class), h->chunks};
+    detail::touch_pages(mem);
+    auto* chunk = ::new (mem)
+        MemChunkHeader{h, static_cast<std::uint32_t>(size_class), current_numa_node(), h->chunks};
     h->chunks = chunk;
     add_bytes_held(kChunkSize);
     cs.bump = static_cast<std::byte*>(mem) + kChunkSize;
@@ -325,6 +337,12 @@ void PoolResource::release_heap_locked(MemThreadHeap* heap) noexcept {
   // orders its last writes before this.
   heap->add_live(-heap->local_live.load(std::memory_order_relaxed));
   heap->state = MemThreadHeap::State::kFree;
+}
+
+int PoolResource::block_numa_node(const void* block) const noexcept {
+  const MemChunkHeader* chunk = detail::mem_chunk_of(block);
+  assert(chunk->owner->resource == this && "block_numa_node of a block from another PoolResource");
+  return chunk->numa_node;
 }
 
 std::int64_t PoolResource::live_blocks() const {

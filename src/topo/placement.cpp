@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -103,6 +104,31 @@ std::vector<int> spread_cpus(const Topology& topo, const std::vector<int>& cores
   return out;
 }
 
+// Node by node: packages in order (the first allowed CPU's leads), a
+// package's nodes by kernel id, then any cores no node covers; inside a
+// node, the first sibling of every core in compact order before any core's
+// second.
+std::vector<int> numa_cpus(const Topology& topo, const std::vector<int>& compact) {
+  const std::size_t nodes = topo.numa_nodes().size();
+  std::vector<std::vector<int>> cores_of(nodes + 1);  // [nodes]: cores outside every node
+  for (const int core : compact) {
+    const int node = topo.pu(topo.cores()[static_cast<std::size_t>(core)].cpus.first())->numa;
+    cores_of[node < 0 ? nodes : static_cast<std::size_t>(node)].push_back(core);
+  }
+  std::vector<std::size_t> order(nodes + 1);
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto package_of = [&](std::size_t node) {
+    return node == nodes ? std::numeric_limits<int>::max() : topo.pu(topo.numa_nodes()[node].cpus.first())->package;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return package_of(a) < package_of(b); });
+  std::vector<int> out;
+  for (const std::size_t node : order) {
+    const std::vector<int> cpus = spread_cpus(topo, cores_of[node]);
+    out.insert(out.end(), cpus.begin(), cpus.end());
+  }
+  return out;
+}
+
 std::vector<int> wrap(const std::vector<int>& order, int threads) {
   std::vector<int> out(static_cast<std::size_t>(threads));
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = order[i % order.size()];
@@ -121,6 +147,8 @@ std::string_view to_string(Placement p) noexcept {
       return "spread";
     case Placement::one_per_core:
       return "one_per_core";
+    case Placement::numa:
+      return "numa";
   }
   return "unknown";
 }
@@ -130,8 +158,9 @@ Placement parse_placement(std::string_view name) {
   if (name == "compact") return Placement::compact;
   if (name == "spread") return Placement::spread;
   if (name == "one_per_core" || name == "one-per-core") return Placement::one_per_core;
+  if (name == "numa") return Placement::numa;
   throw std::invalid_argument("weft: unknown placement '" + std::string(name) +
-                              "' (expected none, compact, spread or one_per_core)");
+                              "' (expected none, compact, spread, one_per_core or numa)");
 }
 
 std::vector<int> place(const Topology& topo, Placement policy, int threads) {
@@ -151,6 +180,8 @@ std::vector<int> place(const Topology& topo, Placement policy, int threads) {
       return wrap(compact_cpus(topo, compact), threads);
     case Placement::spread:
       return wrap(spread_cpus(topo, spread_cores(compact, paths, 0)), threads);
+    case Placement::numa:
+      return wrap(numa_cpus(topo, compact), threads);
     case Placement::one_per_core: {
       const auto cores = static_cast<int>(topo.cores().size());
       if (threads > cores) {

@@ -26,13 +26,6 @@ const nlohmann::json& small_run() {
   return j;
 }
 
-bool tbb_built(const nlohmann::json& j) {
-  for (const auto& row : j.at("results"))
-    if (row.at("variant") == "tbb" && row.value("note", std::string()).find("not built") != std::string::npos)
-      return false;
-  return true;
-}
-
 TEST(Algo, JsonShape) {
   const auto& j = small_run();
   expect_common_fields(j, "algo");

@@ -61,6 +61,7 @@ const std::vector<Subcommand>& subcommands() {
        {"--variant", "-v", "--threads", "-t", "--granularity", "-g", "--work-ms", "--reps", "-r", "--time-limit",
         "--json"}},
       {"report", {"--quick", "--full", "--only", "--out", "--force", "--json", "--results"}},
+      {"trace", {"--out", "-o", "--quick", "--full", "--n", "--reps", "--workers"}},
   };
   return s;
 }

@@ -176,7 +176,7 @@ TEST(Registry, EveryExperimentHasSizesForEveryLevelAndIsASubcommand) {
     EXPECT_NE(help.out.find(e.at("summary").get<std::string>()), std::string::npos) << name << "\n" << help;
   }
   const std::vector<std::string> page{"topo", "ring", "c2c",  "tasks", "smt",  "alloc", "io",
-                                      "spin", "fib",  "pfor", "algo",  "coro", "idle"};
+                                      "spin", "fib",  "pfor", "algo",  "coro", "idle", "scale"};
   std::vector<std::string> order;
   for (const auto& e : reg) order.push_back(e.at("name"));
   EXPECT_EQ(order, page);

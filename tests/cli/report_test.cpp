@@ -54,7 +54,7 @@ class TempDir {
 bool have_matplotlib() { return run_shell("/usr/bin/python3 -c 'import matplotlib'").status == 0; }
 
 const std::vector<std::string> kExperiments = {"topo", "ring", "c2c",   "tasks", "fib", "pfor",
-                                               "idle", "alloc", "io", "smt", "spin", "algo", "coro"};
+                                               "idle", "alloc", "io", "smt", "spin", "algo", "coro", "scale"};
 
 // Every figure plot.py draws, and the experiment it comes from.
 const std::vector<std::pair<std::string, std::string>> kFigures = {
@@ -62,8 +62,8 @@ const std::vector<std::pair<std::string, std::string>> kFigures = {
     {"tasks_per_s.png", "tasks"}, {"smt_slowdown.png", "smt"},         {"alloc_seconds.png", "alloc"},
     {"alloc_scalability.png", "alloc"}, {"io_mb_per_s.png", "io"},     {"spin_wall_vs_cpu.png", "spin"},
     {"fib_ms.png", "fib"},        {"pfor_ms.png", "pfor"},             {"idle_cpu.png", "idle"},
-    {"idle_latency.png", "idle"}, {"algo_vs_serial.png", "algo"},
-    {"coro_vs_peers.png", "coro"}};
+    {"idle_latency.png", "idle"}, {"algo_vs_serial.png", "algo"}, {"worker_strip.png", "pfor"},
+    {"coro_vs_peers.png", "coro"}, {"scale_speedup.png", "scale"}};
 
 const nlohmann::json* find_experiment(const nlohmann::json& results, const std::string& name) {
   for (const auto& e : results.at("experiments"))
@@ -110,6 +110,11 @@ TEST(ReportQuick, WritesResultsPageAndEveryFigure) {
     three = three || row.value("threads", 0) == 3;
   }
   EXPECT_TRUE(two && three) << "ring rows at 2 and 3 threads";
+  // The utilisation strip's trace: pfor's workers, and the file beside the page.
+  ASSERT_TRUE(results.contains("trace")) << "no trace";
+  EXPECT_FALSE(results.at("trace").contains("error")) << results.at("trace").dump();
+  EXPECT_FALSE(results.at("trace").at("strip").at("rows").empty()) << results.at("trace").dump();
+  EXPECT_TRUE(fs::exists(out / "trace.json"));
   const nlohmann::json d = results.at("defaults");
   EXPECT_GT(d.at("calibration").at("pause_ns").get<double>(), 0);
   EXPECT_GT(d.at("calibration").at("wake_ns").get<double>(), 0);

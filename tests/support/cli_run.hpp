@@ -126,6 +126,14 @@ inline void expect_row_shape(const nlohmann::json& row) {
   }
 }
 
+// Whether the result's oneTBB rows were built (none says "not built").
+inline bool tbb_built(const nlohmann::json& j) {
+  for (const auto& row : j.at("results"))
+    if (row.at("variant") == "tbb" && row.value("note", std::string()).find("not built") != std::string::npos)
+      return false;
+  return true;
+}
+
 inline bool has_line_starting(const std::string& text, const std::string& prefix) {
   for (std::size_t at = 0; at < text.size();) {
     if (text.compare(at, prefix.size(), prefix) == 0) return true;

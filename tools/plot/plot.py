@@ -246,6 +246,35 @@ def plot_fib(results):
                         "min–max whiskers); the serial bar is the same recursion without spawns.")
 
 
+def plot_worker_strip(results):
+    t = results.get("trace")
+    if not t:
+        raise Skip("no trace in results.json (weft report records one when pfor runs)")
+    if t.get("error"):
+        raise Skip(f"the trace failed: {t['error']}")
+    strip = t.get("strip")
+    if not strip:
+        raise Skip("the trace has no pool that ran tasks")
+    lanes = strip["rows"]
+    window_ms = strip["window_us"] / 1000
+    fig, (ax,) = new_figure()
+    for i, lane in enumerate(lanes):
+        ax.broken_barh([(s / 1000, d / 1000) for s, d in lane["busy"]], (i - 0.4, 0.8), color="tab:blue")
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels([f"worker {lane['worker']}\n{lane['utilisation']:.0%} busy" for lane in lanes], fontsize=8)
+    ax.set_ylim(len(lanes) - 0.5, -0.5)
+    ax.set_xlim(0, window_ms)
+    ax.set_xlabel("time (ms)")
+    title = f"Worker utilisation: weft {t['experiment']} {t['args']}, pool {strip['pool']}"
+    ax.set_title(title)
+    steals = sum(lane["steals"] for lane in lanes)
+    parks = sum(lane["parks"] for lane in lanes)
+    return fig, title, (f"Each bar is a stretch in which the worker ran tasks (gaps under 1/1000 of the "
+                        f"window closed), from `weft trace` (WEFT_TRACE) of the pool that ran the most tasks, "
+                        f"over the last {window_ms:.1f} ms every worker's trace ring still covers: {steals} steals "
+                        f"and {parks} parks in it. The whole trace is {t['file']}: open it in ui.perfetto.dev.")
+
+
 def plot_pfor(results):
     exp = experiment(results, "pfor")
     rs = rows(exp, "ms")
@@ -327,6 +356,41 @@ def plot_coro(results):
     return fig, title, ("Median per variant with min–max whiskers (lower is better; weft blue, peers orange): "
                         "fork-join fib without cutoff, one coroutine hopping onto the pool, a fan-in of tiny "
                         "tasks, and cancelling a group's queued tasks; a missing bar was not built.")
+
+
+def plot_scale(results):
+    exp = experiment(results, "scale")
+    rs = rows(exp, "speedup")
+    if not rs:
+        raise Skip("no speed-up rows (no 1-worker run measured)")
+    params = exp.get("params", {})
+    cpus = params.get("cpus") or len(exp.get("machine", {}).get("allowed_cpus", [])) or 1
+    workloads = ordered(r.get("workload", "?") for r in rs)
+    fig, axes = new_figure(len(workloads))
+    for ax, w in zip(axes, workloads):
+        wr = [r for r in rs if r.get("workload", "?") == w]
+        counts = sorted(ordered(r["threads"] for r in wr))
+        ideal = [min(t, cpus) for t in counts]
+        ax.plot(counts, ideal, linestyle="--", color="tab:grey", linewidth=1, label=f"ideal ({cpus} CPUs)")
+        for v in ordered(r["variant"] for r in wr):
+            vr = sorted((r for r in wr if r["variant"] == v), key=lambda r: r["threads"])
+            ax.errorbar([r["threads"] for r in vr], [r["median"] for r in vr], yerr=error_bars(vr), capsize=2,
+                        marker="o", label=v)
+        if counts[-1] > cpus:
+            ax.axvline(cpus, linestyle=":", color="firebrick", linewidth=1)
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.set_xticks(counts)
+        ax.set_xlabel("workers")
+        ax.set_ylabel("speed-up over 1 worker")
+        ax.set_ylim(bottom=0)
+        ax.set_title(w, fontsize=10)
+        ax.legend(fontsize=7)
+    title = "Scaling: speed-up over one worker, per workload"
+    fig.suptitle(title)
+    return fig, title, ("Each variant's 1-worker time over its time at each worker count (median, min–max "
+                        "whiskers); dashed: ideal, linear up to the allowed CPUs and flat past them; right of "
+                        "the dotted line the workers outnumber the CPUs (oversubscription).")
 
 
 def idle_bars(results, series, ylabel, title, caption):
@@ -517,11 +581,13 @@ FIGURES = {
     "io_mb_per_s": one(plot_io, "File copy MB/s"),
     "spin_wall_vs_cpu": one(plot_spin, "Spin wall vs CPU"),
     "fib_ms": one(plot_fib, "fib"),
+    "worker_strip": one(plot_worker_strip, "Worker utilisation"),
     "pfor_ms": one(plot_pfor, "parallel_for"),
     "algo_vs_serial": one(plot_algo, "Parallel algorithms"),
     "coro_vs_peers": one(plot_coro, "Coroutines and async"),
     "idle_cpu": one(plot_idle, "Idle CPU"),
     "idle_latency": one(plot_idle_latency, "Idle start latency"),
+    "scale_speedup": one(plot_scale, "Scaling"),
 }
 
 

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli.hpp"
+#include "cmd_trace.hpp"
 #include "report_files.hpp"
 #include "report_html.hpp"
 #include "weft/harness/process.hpp"
@@ -36,6 +37,14 @@ using xp::Level;
 constexpr const char* kPython = "/usr/bin/python3";
 
 constexpr double kPlotSeconds = 4;
+
+// The experiment the report traces for its utilisation strip, at --quick
+// sizes whatever the level (more only fills the trace rings over again),
+// weft only, one recorded run: many short loops, so the strip shows workers
+// joining and leaving, where fib would show two solid bars.
+constexpr const char* kTraced = "pfor";
+const std::vector<std::string> kTracedArgs = {"--variant", "weft", "--reps", "1"};
+constexpr double kTraceSeconds = 3;
 
 struct ReportOptions {
   bool quick = false;
@@ -221,6 +230,21 @@ nlohmann::json run_one(const std::string& name, Level level, Shown& shown) {
   }
 }
 
+// results.json's "trace": which run was traced, into which file, and its
+// utilisation strip (weft trace's), or the error that cost it.
+nlohmann::json report_trace(const fs::path& dir) {
+  const std::vector<std::string> args = trace_args(kTraced, Level::quick, kTracedArgs);
+  std::string joined;
+  for (const auto& a : args) joined += (joined.empty() ? "" : " ") + a;
+  nlohmann::json t = {{"experiment", kTraced}, {"args", joined}, {"file", "trace.json"}};
+  try {
+    t["strip"] = utilisation_strip(record_trace(kTraced, args, (dir / "trace.json").string(), false));
+  } catch (const std::exception& e) {
+    t["error"] = e.what();
+  }
+  return t;
+}
+
 nlohmann::json defaults_json(Level level) {
   const Calibration c = calibrate(level == Level::quick ? 200 : 400);
   nlohmann::json d;
@@ -317,10 +341,13 @@ void run_report(const ReportOptions& o) {
   if (!o.json) print_machine_header();
 
   auto steps = plan(opts, level);
+  const std::size_t experiments = steps.size();
+  const bool traced = std::any_of(steps.begin(), steps.end(), [](const auto& s) { return s.first == kTraced; });
+  if (traced) steps.emplace_back("trace", kTraceSeconds);
   steps.emplace_back("calibration", 1);
   steps.emplace_back("plots", kPlotSeconds);
   Progress progress(steps);
-  for (std::size_t i = 0; i + 2 < steps.size(); ++i) {
+  for (std::size_t i = 0; i < experiments; ++i) {
     progress.begin(i);
     const double start = since();
     Shown shown;
@@ -332,6 +359,10 @@ void run_report(const ReportOptions& o) {
       for (const auto& [heading, r] : shown) print_tables(steps[i].first, heading, r);
     }
     all["experiments"].push_back(std::move(e));
+  }
+  if (traced) {
+    progress.begin(experiments);
+    all["trace"] = report_trace(dir);
   }
   progress.begin(steps.size() - 2);
   all["defaults"] = defaults_json(level);
@@ -349,6 +380,7 @@ void run_report(const ReportOptions& o) {
   write_file(dir / "index.html", render_report_html(all, plots, dir.string()));
 
   std::vector<std::string> written = {"results.json", "index.html"};
+  if (std::error_code ec; fs::exists(dir / "trace.json", ec)) written.emplace_back("trace.json");
   if (plots.drawn) {
     written.emplace_back("plots.json");
     for (const auto& d : plots.manifest.value("drawn", nlohmann::json::array()))

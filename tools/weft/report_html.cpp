@@ -611,6 +611,42 @@ void explain_coro(Page& pg) {
          table.html());
 }
 
+// ---- weft's own: scaling ----------------------------------------------------
+
+// Speed-up per workload and worker count, weft beside oneTBB, and issue 13's
+// goals as this run's "ratios" state them.
+void explain_scale(Page& pg) {
+  const json* scale = experiment(pg.results, "scale");
+  if (!usable(scale)) return;
+  const json params = scale->value("params", json::object());
+  const int cpus = params.value("cpus", 0);
+  Table t({"workload", "workers", "weft ms", "weft speed-up", "tbb ms", "tbb speed-up", "weft / tbb"});
+  for (const auto& wj : params.value("workloads", json::array())) {
+    const std::string w = wj.get<std::string>();
+    for (const auto& tj : params.value("workers", json::array())) {
+      const int n = tj.get<int>();
+      const json at = {{"workload", w}, {"threads", n}};
+      const auto weft_ms = median(scale, "weft", "ms", at);
+      const auto tbb_ms = median(scale, "tbb", "ms", at);
+      t.row({w, n > cpus ? fmt::format("{} (> {} CPUs)", n, cpus) : std::to_string(n), num_or_dash(weft_ms),
+             num_or_dash(median(scale, "weft", "speedup", at)), num_or_dash(tbb_ms),
+             num_or_dash(median(scale, "tbb", "speedup", at)), ratio_text(weft_ms, tbb_ms)});
+    }
+  }
+  std::string goals;
+  for (const auto& r : scale->value("ratios", json::array())) {
+    const std::string goal = r.value("goal", std::string());
+    if (goal.empty()) continue;
+    goals += fmt::format("{}{}: {} (goal {})", goals.empty() ? "" : "; ", r.value("what", std::string()),
+                         num(r.value("value", 0.0)), goal);
+  }
+  pg.add(fmt::format("<p><b>Scaling on {} allowed CPUs.</b> Speed-up is a variant's 1-worker time over its time at "
+                     "that count, paired by round; past the CPUs it measures how gracefully the pool shares them, "
+                     "not speed. Goals (issue 13): {}.</p>\n",
+                     cpus, goals.empty() ? std::string("none measured in this run") : html_escape(goals)) +
+         t.html());
+}
+
 // ---- sections ---------------------------------------------------------------
 
 using Compare = void (*)(Page&, const json&);
@@ -632,6 +668,7 @@ void explain(Page& pg, const std::string& name) {
   if (name == "idle") explain_idle(pg);
   if (name == "algo") explain_algo(pg);
   if (name == "coro") explain_coro(pg);
+  if (name == "scale") explain_scale(pg);
 }
 
 // "000_ring_latency" -> "000": the article's number, its anchor on the page.

@@ -2,7 +2,9 @@
 //
 // Work that was cancelled before it started never runs. Whoever waits for
 // it learns so from this exception: Future<T>::get() of a cancelled task,
-// and TaskGroup::wait() of a group that skipped tasks. Work already running
+// TaskGroup::wait() of a group that skipped tasks, and a parallel
+// algorithm whose std::stop_token stopped it before its answer was whole
+// (docs/guide/cancellation.md says which, and what each leaves behind). Work already running
 // when the cancellation came runs to its end; its own exception, if it
 // throws one, is what the wait rethrows instead.
 #pragma once

@@ -3,6 +3,7 @@
 //
 //   auto it = weft::parallel_find_if(pool, v.begin(), v.end(), [](int x) { return x < 0; });
 //   bool any = weft::parallel_any_of(pool, v.begin(), v.end(), is_bad);
+//   auto at = weft::parallel_find_if(pool, v.begin(), v.end(), is_bad, stop);   // stoppable
 //
 // The answer is std::find_if's: the first match in order, or last. The
 // search stops early: searchers (the pool's workers and the calling thread)
@@ -24,6 +25,16 @@
 // exception is dropped. The pool stays usable. A call from inside a pool
 // task works, even on one worker.
 //
+// Stopping: both take an optional std::stop_token last. A chunk is a
+// block: once a stop is requested no searcher claims another one, and the
+// blocks already claimed are searched to their end (or to a known earlier
+// match). Blocks are claimed in order, so everything before the first
+// skipped block was searched: a match found there is std::find_if's
+// answer, and is returned (any_of: true) even though the search stopped.
+// Only when no match was found and a block was skipped is the answer
+// unknown: the call throws weft::cancelled. A token already stopped
+// searches nothing (so throws, unless the range is empty: last).
+//
 // Memory ordering: the cursor and the best index are relaxed; each is one
 // word whose value alone matters, and the result is read after the group's
 // wait(), which orders every searcher's writes before it.
@@ -35,10 +46,13 @@
 #include <exception>
 #include <iterator>
 #include <memory>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/detail/exec/stop_gate.hpp"
+#include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -64,11 +78,12 @@ struct FindCursor {
   explicit FindCursor(std::size_t len) : n(len), best(len) {}
 
   // Claims the next block, [lo, hi); false once none is left that could
-  // hold an earlier match than the best known.
-  bool claim(std::size_t& lo, std::size_t& hi) noexcept {
+  // hold an earlier match than the best known, or the gate is stopped.
+  bool claim(std::size_t& lo, std::size_t& hi, StopGate& gate) noexcept {
     lo = next.load(std::memory_order_relaxed);  // relaxed: see the header
     do {
       if (lo >= best.load(std::memory_order_relaxed)) return false;  // relaxed: see the header
+      if (!gate.enter()) return false;
       hi = lo + std::clamp(lo / 16, kFindMinBlock, kFindMaxBlock);
       if (hi > n) hi = n;
     } while (!next.compare_exchange_weak(lo, hi, std::memory_order_relaxed));  // relaxed: see the header
@@ -89,10 +104,10 @@ struct FindError {
 };
 
 template <class It, class Pred>
-void find_search(FindCursor& c, It first, Pred& pred, FindError& err) noexcept {
+void find_search(FindCursor& c, It first, Pred& pred, FindError& err, StopGate& gate) noexcept {
   std::size_t lo = 0;
   std::size_t hi = 0;
-  while (c.claim(lo, hi)) {
+  while (c.claim(lo, hi, gate)) {
     for (std::size_t step = lo; step < hi; step += kFindStep) {
       if (c.best.load(std::memory_order_relaxed) < step) return;  // relaxed: see the header
       const std::size_t stop = std::min(hi, step + kFindStep);
@@ -113,10 +128,11 @@ void find_search(FindCursor& c, It first, Pred& pred, FindError& err) noexcept {
 }  // namespace detail
 
 template <std::random_access_iterator It, class Pred>
-It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred) {
+It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred, std::stop_token stop = {}) {
   if (!(first < last)) return last;
   const auto n = static_cast<std::size_t>(last - first);
   detail::FindCursor cursor(n);
+  detail::StopGate gate(std::move(stop));
   // Searchers beside this thread: every worker but this one, no more than
   // there are first-size blocks.
   const std::size_t others =
@@ -127,23 +143,26 @@ It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred) {
     std::exception_ptr spawn_error;
     try {
       for (std::size_t s = 1; s <= others; ++s)
-        g.run([&cursor, first, &pred, &err = errors[s]] { detail::find_search(cursor, first, pred, err); });
+        g.run([&cursor, first, &pred, &err = errors[s], &gate] {
+          detail::find_search(cursor, first, pred, err, gate);
+        });
     } catch (...) {
       spawn_error = std::current_exception();  // still search and wait: tasks may be running
     }
-    detail::find_search(cursor, first, pred, errors[0]);
+    detail::find_search(cursor, first, pred, errors[0], gate);
     g.wait();
     if (spawn_error) std::rethrow_exception(spawn_error);
   }
   const std::size_t best = cursor.best.load(std::memory_order_relaxed);  // relaxed: wait() ordered the writes
   for (std::size_t s = 0; s <= others; ++s)
     if (errors[s].error && errors[s].at == best) std::rethrow_exception(errors[s].error);
+  if (best == n) gate.throw_if_skipped();  // no match in what was searched, and not all of it was
   return first + static_cast<std::iter_difference_t<It>>(best);
 }
 
 template <std::random_access_iterator It, class Pred>
-bool parallel_any_of(ThreadPool& pool, It first, It last, Pred pred) {
-  return parallel_find_if(pool, first, last, std::move(pred)) != last;
+bool parallel_any_of(ThreadPool& pool, It first, It last, Pred pred, std::stop_token stop = {}) {
+  return parallel_find_if(pool, first, last, std::move(pred), std::move(stop)) != last;
 }
 
 // The same on default_pool().

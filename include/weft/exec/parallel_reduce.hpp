@@ -6,6 +6,7 @@
 //   // index space, no iterators: body(lo, hi) reduces [lo, hi) itself
 //   long c = weft::parallel_reduce(pool, 0L, n, 0L, std::plus<>{},
 //                                  [&](long lo, long hi) { return count_in(lo, hi); });
+//   double t = weft::parallel_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{}, stop);  // stoppable
 //
 // The range is halved recursively down to the grain (the most elements a
 // leaf holds); the two halves run in parallel (parallel_invoke: the left
@@ -40,6 +41,15 @@
 // Exceptions from op, transform or body reach the caller, after every
 // running part has stopped; the pool stays usable. A call from inside a
 // pool task works (waits help run other tasks), even on one worker.
+//
+// Stopping: every form takes an optional std::stop_token last (after the
+// grain, if one is given). Once a stop is requested no new leaf starts and
+// no node splits further; running leaves finish. If any leaf was skipped
+// the call throws weft::cancelled (a partial result would be a silent
+// wrong answer); a stop that came after the last leaf started changes
+// nothing, and the result is returned. A token already stopped runs no
+// leaf. An empty range has no leaf: it returns init, stop or not. An
+// exception from op, transform or body takes precedence over cancelled.
 #pragma once
 
 #include <concepts>
@@ -47,9 +57,12 @@
 #include <functional>
 #include <iterator>
 #include <optional>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
+#include "weft/detail/exec/stop_gate.hpp"
+#include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
 #include "weft/exec/parallel_invoke.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -105,23 +118,30 @@ T fold_run(It it, const It end, Op& op, Transform& transform) {
 }
 
 // Reduces the non-empty [lo, hi): leaf(lo, hi) at or below the grain, else
-// the two halves in parallel, combined as op(left, right).
+// the two halves in parallel, combined as op(left, right). Empty once the
+// gate is stopped before a leaf or a split: the skip reaches the root.
 template <class T, class Leaf, class Op>
-T reduce_tree(ThreadPool& pool, std::size_t lo, std::size_t hi, std::size_t grain, Leaf& leaf, Op& op) {
+std::optional<T> reduce_tree(ThreadPool& pool, std::size_t lo, std::size_t hi, std::size_t grain, Leaf& leaf, Op& op,
+                             StopGate& gate) {
+  if (!gate.enter()) return std::nullopt;
   if (hi - lo <= grain) return leaf(lo, hi);
   const std::size_t mid = lo + (hi - lo) / 2;
   std::optional<T> left;
   std::optional<T> right;
   parallel_invoke(
-      pool, [&] { left.emplace(reduce_tree<T>(pool, lo, mid, grain, leaf, op)); },
-      [&] { right.emplace(reduce_tree<T>(pool, mid, hi, grain, leaf, op)); });
+      pool, [&] { left = reduce_tree<T>(pool, lo, mid, grain, leaf, op, gate); },
+      [&] { right = reduce_tree<T>(pool, mid, hi, grain, leaf, op, gate); });
+  if (!left || !right) return std::nullopt;
   return op(std::move(*left), std::move(*right));
 }
 
 template <class T, class Leaf, class Op>
-T reduce_root(ThreadPool& pool, std::size_t n, std::size_t grain, T init, Leaf& leaf, Op& op) {
+T reduce_root(ThreadPool& pool, std::size_t n, std::size_t grain, T init, Leaf& leaf, Op& op, std::stop_token stop) {
   if (n == 0) return init;
-  return op(std::move(init), reduce_tree<T>(pool, 0, n, reduce_grain(n, grain), leaf, op));
+  StopGate gate(std::move(stop));
+  std::optional<T> tree = reduce_tree<T>(pool, 0, n, reduce_grain(n, grain), leaf, op, gate);
+  if (!tree) throw cancelled{};
+  return op(std::move(init), std::move(*tree));
 }
 
 }  // namespace detail
@@ -129,31 +149,49 @@ T reduce_root(ThreadPool& pool, std::size_t n, std::size_t grain, T init, Leaf& 
 // op(init, op(op(t(x0), t(x1)), ...)) in the fixed tree order described above.
 template <std::random_access_iterator It, class T, class Reduce, class Transform>
 T parallel_transform_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, Transform transform,
-                            std::size_t grain = 0) {
+                            std::size_t grain = 0, std::stop_token stop = {}) {
   using Diff = std::iter_difference_t<It>;
   auto leaf = [&](std::size_t lo, std::size_t hi) {
     return detail::fold_run<T>(first + static_cast<Diff>(lo), first + static_cast<Diff>(hi), reduce, transform);
   };
   const auto n = static_cast<std::size_t>(last - first);
-  return detail::reduce_root<T>(pool, first < last ? n : 0, grain, std::move(init), leaf, reduce);
+  return detail::reduce_root<T>(pool, first < last ? n : 0, grain, std::move(init), leaf, reduce, std::move(stop));
+}
+template <std::random_access_iterator It, class T, class Reduce, class Transform>
+T parallel_transform_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, Transform transform,
+                            std::stop_token stop) {
+  return parallel_transform_reduce(pool, first, last, std::move(init), std::move(reduce), std::move(transform), 0,
+                                   std::move(stop));
 }
 
 template <std::random_access_iterator It, class T, class Reduce>
-T parallel_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, std::size_t grain = 0) {
-  return parallel_transform_reduce(pool, first, last, std::move(init), std::move(reduce), std::identity{}, grain);
+T parallel_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, std::size_t grain = 0,
+                  std::stop_token stop = {}) {
+  return parallel_transform_reduce(pool, first, last, std::move(init), std::move(reduce), std::identity{}, grain,
+                                   std::move(stop));
+}
+template <std::random_access_iterator It, class T, class Reduce>
+T parallel_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, std::stop_token stop) {
+  return parallel_reduce(pool, first, last, std::move(init), std::move(reduce), 0, std::move(stop));
 }
 
 // Index space: body(lo, hi) returns the reduction of [lo, hi), a sub-range
 // of at most `grain` indices; results combine as above.
 template <std::integral I, class T, class Reduce, class Body>
   requires std::invocable<Body&, I, I>
-T parallel_reduce(ThreadPool& pool, I first, I last, T init, Reduce reduce, Body body, std::size_t grain = 0) {
+T parallel_reduce(ThreadPool& pool, I first, I last, T init, Reduce reduce, Body body, std::size_t grain = 0,
+                  std::stop_token stop = {}) {
   using U = std::make_unsigned_t<I>;
   // Offsets are added in the unsigned type: the range may be wider than I's positive half.
   auto at = [first](std::size_t off) { return static_cast<I>(static_cast<U>(static_cast<U>(first) + static_cast<U>(off))); };
   auto leaf = [&](std::size_t lo, std::size_t hi) -> T { return body(at(lo), at(hi)); };
   const std::size_t n = first < last ? static_cast<std::size_t>(static_cast<U>(last) - static_cast<U>(first)) : 0;
-  return detail::reduce_root<T>(pool, n, grain, std::move(init), leaf, reduce);
+  return detail::reduce_root<T>(pool, n, grain, std::move(init), leaf, reduce, std::move(stop));
+}
+template <std::integral I, class T, class Reduce, class Body>
+  requires std::invocable<Body&, I, I>
+T parallel_reduce(ThreadPool& pool, I first, I last, T init, Reduce reduce, Body body, std::stop_token stop) {
+  return parallel_reduce(pool, first, last, std::move(init), std::move(reduce), std::move(body), 0, std::move(stop));
 }
 
 // The same on default_pool().

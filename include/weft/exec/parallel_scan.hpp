@@ -2,6 +2,7 @@
 //
 //   weft::parallel_inclusive_scan(pool, in.begin(), in.end(), out.begin());            // + by default
 //   weft::parallel_exclusive_scan(pool, v.begin(), v.end(), v.begin(), 0L, op);        // in place
+//   weft::parallel_inclusive_scan(pool, in.begin(), in.end(), out.begin(), stop);      // stoppable
 //
 // The same results as std::inclusive_scan / std::exclusive_scan for an
 // associative op (the grouping differs, so floating-point results may
@@ -23,6 +24,14 @@
 // Exceptions from op (or the iterators) reach the caller after both passes'
 // running parts stop; the output is then partly written. A call from inside
 // a pool task works, even on one worker.
+//
+// Stopping: every form takes an optional std::stop_token last. A chunk is
+// one block of a pass (the whole range when it scans serially). Once a
+// stop is requested no new block starts; if one was skipped, pass 2 does
+// not start and the call throws weft::cancelled, with the output partly
+// written (some prefixes missing: a silent wrong answer otherwise). A stop
+// after the last block started changes nothing. An empty range returns
+// d_first, stop or not. An exception from op takes precedence.
 #pragma once
 
 #include <algorithm>
@@ -31,10 +40,13 @@
 #include <functional>
 #include <iterator>
 #include <optional>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "weft/detail/exec/stop_gate.hpp"
+#include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/parallel_reduce.hpp"
@@ -69,8 +81,9 @@ T scan_run(It it, std::size_t len, Out out, T acc, Op& op) {
 // init: the exclusive scan's initial value, or the inclusive scan's if it
 // has one (none: the first element starts the fold).
 template <bool kExclusive, class T, std::random_access_iterator It, std::random_access_iterator Out, class Op>
-Out scan(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init, Op& op) {
+Out scan(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init, Op& op, std::stop_token stop) {
   if (!(first < last)) return d_first;
+  StopGate gate(std::move(stop));
   const auto n = static_cast<std::size_t>(last - first);
   using Diff = std::iter_difference_t<It>;
   using OutDiff = std::iter_difference_t<Out>;
@@ -83,6 +96,7 @@ Out scan(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init
   };
   const auto workers = static_cast<std::size_t>(pool.size());
   if (workers < 2 || n < 2 * kScanMinBlock) {
+    if (!gate.enter()) throw cancelled{};
     scan_first(n);
     return d_first + static_cast<OutDiff>(n);
   }
@@ -92,18 +106,22 @@ Out scan(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init
   std::vector<std::optional<T>> carry(blocks - 1);
   auto identity = std::identity{};
   parallel_for(pool, std::size_t{0}, blocks - 1, std::size_t{1}, [&](std::size_t b) {
+    if (!gate.enter()) return;
     if (b == 0)
       carry[0].emplace(scan_first(begin_of(1)));
     else
       carry[b].emplace(
           fold_run<T>(first + static_cast<Diff>(begin_of(b)), first + static_cast<Diff>(begin_of(b + 1)), op, identity));
   });
+  gate.throw_if_skipped();  // a carry is missing
   for (std::size_t b = 1; b + 1 < blocks; ++b) *carry[b] = op(*carry[b - 1], std::move(*carry[b]));
   parallel_for(pool, std::size_t{1}, blocks, std::size_t{1}, [&](std::size_t b) {
+    if (!gate.enter()) return;
     const std::size_t lo = begin_of(b);
     scan_run<kExclusive>(first + static_cast<Diff>(lo), begin_of(b + 1) - lo, d_first + static_cast<OutDiff>(lo),
                          std::move(*carry[b - 1]), op);
   });
+  gate.throw_if_skipped();
   return d_first + static_cast<OutDiff>(n);
 }
 
@@ -111,20 +129,30 @@ Out scan(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init
 
 // out[i] = x0 op x1 op ... op xi; returns d_first + (last - first).
 template <std::random_access_iterator It, std::random_access_iterator Out, class Op = std::plus<>>
-Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, Op op = {}) {
-  return detail::scan<false, std::iter_value_t<It>>(pool, first, last, d_first, std::nullopt, op);
+Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, Op op = {}, std::stop_token stop = {}) {
+  return detail::scan<false, std::iter_value_t<It>>(pool, first, last, d_first, std::nullopt, op, std::move(stop));
+}
+template <std::random_access_iterator It, std::random_access_iterator Out>
+Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, std::stop_token stop) {
+  return parallel_inclusive_scan(pool, first, last, d_first, std::plus<>{}, std::move(stop));
 }
 
 // out[i] = init op x0 op ... op xi.
 template <std::random_access_iterator It, std::random_access_iterator Out, class Op, class T>
-Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, Op op, T init) {
-  return detail::scan<false, T>(pool, first, last, d_first, std::optional<T>(std::move(init)), op);
+Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, Op op, T init,
+                            std::stop_token stop = {}) {
+  return detail::scan<false, T>(pool, first, last, d_first, std::optional<T>(std::move(init)), op, std::move(stop));
 }
 
 // out[i] = init op x0 op ... op x(i-1); out[0] = init.
 template <std::random_access_iterator It, std::random_access_iterator Out, class T, class Op = std::plus<>>
-Out parallel_exclusive_scan(ThreadPool& pool, It first, It last, Out d_first, T init, Op op = {}) {
-  return detail::scan<true, T>(pool, first, last, d_first, std::optional<T>(std::move(init)), op);
+Out parallel_exclusive_scan(ThreadPool& pool, It first, It last, Out d_first, T init, Op op = {},
+                            std::stop_token stop = {}) {
+  return detail::scan<true, T>(pool, first, last, d_first, std::optional<T>(std::move(init)), op, std::move(stop));
+}
+template <std::random_access_iterator It, std::random_access_iterator Out, class T>
+Out parallel_exclusive_scan(ThreadPool& pool, It first, It last, Out d_first, T init, std::stop_token stop) {
+  return parallel_exclusive_scan(pool, first, last, d_first, std::move(init), std::plus<>{}, std::move(stop));
 }
 
 // The same on default_pool().

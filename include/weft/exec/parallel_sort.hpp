@@ -2,6 +2,7 @@
 //
 //   weft::parallel_sort(pool, v.begin(), v.end());
 //   weft::parallel_stable_sort(pool, v.begin(), v.end(), [](auto& a, auto& b) { return a.key < b.key; });
+//   weft::parallel_sort(pool, v.begin(), v.end(), std::less<>{}, stop);   // stoppable (comp optional)
 //
 // Random-access iterators; move-only elements are fine; comp is a strict
 // weak order (std::less<> by default). The results are those of std::sort
@@ -34,6 +35,18 @@
 // for parallel_sort, and unspecified (valid, moved-from) values for the
 // stable sort. The pool stays usable. A call from inside a pool task works,
 // even on one worker.
+//
+// Stopping: both take an optional std::stop_token last. A chunk is one
+// partition pass or one std::sort below the cutoff (parallel_sort); one
+// leaf's std::stable_sort or one merge of two runs, split or not
+// (parallel_stable_sort). Once a stop is requested no new chunk starts,
+// and if one was skipped the call throws weft::cancelled. The range then
+// holds all its elements, in some order: for the stable sort, a merge that
+// does not start moves its two runs back from the buffer if they are
+// there, so every element ends in the range. A stop after the last chunk
+// started changes nothing: the range is sorted. A range of fewer than 2
+// elements returns at once, stop or not. An exception from comp (or a
+// move) takes precedence over cancelled.
 #pragma once
 
 #include <algorithm>
@@ -43,9 +56,12 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <stop_token>
 #include <type_traits>
 #include <utility>
 
+#include "weft/detail/exec/stop_gate.hpp"
+#include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
 #include "weft/exec/parallel_invoke.hpp"
 #include "weft/exec/task_group.hpp"
@@ -76,11 +92,14 @@ It ninther(It lo, It hi, Comp& comp) {
 }
 
 // Sorts [lo, hi), handing one side of each split to the group. has_floor:
-// lo[-1] exists and is not greater than any element of the range.
+// lo[-1] exists and is not greater than any element of the range. Each
+// partition pass and the final std::sort first ask the gate.
 template <class It, class Comp>
-void quick_sort(TaskGroup& g, It lo, It hi, Comp& comp, int depth_left, bool has_floor, std::ptrdiff_t cutoff) {
+void quick_sort(TaskGroup& g, It lo, It hi, Comp& comp, int depth_left, bool has_floor, std::ptrdiff_t cutoff,
+                StopGate& gate) {
   while (hi - lo > cutoff) {
     if (depth_left-- == 0) break;
+    if (!gate.enter()) return;
     std::iter_swap(lo, ninther(lo, hi, comp));
     const auto& pivot = *lo;  // stays at lo: only [lo + 1, hi) moves
     if (has_floor && !comp(lo[-1], pivot)) {
@@ -91,13 +110,13 @@ void quick_sort(TaskGroup& g, It lo, It hi, Comp& comp, int depth_left, bool has
     }
     const It mid = std::partition(lo + 1, hi, [&](const auto& x) { return comp(x, pivot); });
     std::iter_swap(lo, mid - 1);  // the pivot to its final place
-    g.run([&g, lo, l_hi = mid - 1, &comp, depth_left, has_floor, cutoff] {
-      quick_sort(g, lo, l_hi, comp, depth_left, has_floor, cutoff);
+    g.run([&g, lo, l_hi = mid - 1, &comp, depth_left, has_floor, cutoff, &gate] {
+      quick_sort(g, lo, l_hi, comp, depth_left, has_floor, cutoff, gate);
     });
     lo = mid;
     has_floor = true;  // mid[-1] is the pivot, bounding [mid, hi) from below
   }
-  std::sort(lo, hi, comp);
+  if (gate.enter()) std::sort(lo, hi, comp);
 }
 
 // Moves the sorted runs [a, a_end) and [b, b_end) into out, merged, stably.
@@ -133,24 +152,38 @@ void parallel_merge(ThreadPool& pool, In a, In a_end, In b, In b_end, Out out, C
 // Sorts [lo, hi) into the range (depth odd) or into buf[0, hi - lo) (depth
 // even), `depth` halvings above the leaves. The leaves (depth 0) construct
 // every buffer slot, once, and set their flag in built[0, 2^depth); every
-// later write to the buffer is an assignment.
+// later write to the buffer is an assignment. False if the gate stopped a
+// leaf or merge below: the elements are then all in [lo, hi), unsorted.
 template <class It, class V, class Comp>
-void merge_sort(ThreadPool& pool, It lo, It hi, V* buf, int depth, bool* built, Comp& comp) {
+bool merge_sort(ThreadPool& pool, It lo, It hi, V* buf, int depth, bool* built, Comp& comp, StopGate& gate) {
+  if (!gate.enter()) return false;
   if (depth == 0) {
     std::stable_sort(lo, hi, comp);
     std::uninitialized_move(lo, hi, buf);
     *built = true;
-    return;
+    return true;
   }
   const auto half = (hi - lo) / 2;
   const std::size_t half_leaves = std::size_t{1} << (depth - 1);
+  bool left = false;
+  bool right = false;
   parallel_invoke(
-      pool, [&] { merge_sort(pool, lo, lo + half, buf, depth - 1, built, comp); },
-      [&] { merge_sort(pool, lo + half, hi, buf + half, depth - 1, built + half_leaves, comp); });
+      pool, [&] { left = merge_sort(pool, lo, lo + half, buf, depth - 1, built, comp, gate); },
+      [&] { right = merge_sort(pool, lo + half, hi, buf + half, depth - 1, built + half_leaves, comp, gate); });
+  if (!left || !right || !gate.enter()) {
+    // This merge does not run. A run that finished at an even depth sits in
+    // the buffer: back to the range with it, as the result promises.
+    if (depth % 2 == 1) {
+      if (left) std::move(buf, buf + half, lo);
+      if (right) std::move(buf + half, buf + (hi - lo), lo + half);
+    }
+    return false;
+  }
   if (depth % 2 == 0)
     parallel_merge(pool, lo, lo + half, lo + half, hi, buf, comp);
   else
     parallel_merge(pool, buf, buf + half, buf + half, buf + (hi - lo), lo, comp);
+  return true;
 }
 
 // Destroys the buffer slots of the leaves that were built, splitting
@@ -169,28 +202,39 @@ void destroy_built(V* buf, std::ptrdiff_t n, int depth, const bool* built) noexc
 }  // namespace detail
 
 template <std::random_access_iterator It, class Comp = std::less<>>
-void parallel_sort(ThreadPool& pool, It first, It last, Comp comp = {}) {
+void parallel_sort(ThreadPool& pool, It first, It last, Comp comp = {}, std::stop_token stop = {}) {
   const auto n = last - first;
   if (n < 2) return;
   const std::ptrdiff_t per_piece = n / (16 * (static_cast<std::ptrdiff_t>(pool.size()) + 1));
   const std::ptrdiff_t cutoff = std::max(detail::kSortCutoff, per_piece);
   const int depth = 2 * static_cast<int>(std::bit_width(static_cast<std::size_t>(n)));
+  detail::StopGate gate(std::move(stop));
   TaskGroup g(pool);
   std::exception_ptr mine;
   try {
-    detail::quick_sort(g, first, last, comp, depth, false, cutoff);
+    detail::quick_sort(g, first, last, comp, depth, false, cutoff, gate);
   } catch (...) {
     mine = std::current_exception();  // still wait: the tasks reference comp and g
   }
   g.wait();  // rethrows a task's exception
   if (mine) std::rethrow_exception(mine);
+  gate.throw_if_skipped();
+}
+template <std::random_access_iterator It>
+void parallel_sort(ThreadPool& pool, It first, It last, std::stop_token stop) {
+  parallel_sort(pool, first, last, std::less<>{}, std::move(stop));
 }
 
 template <std::random_access_iterator It, class Comp = std::less<>>
-void parallel_stable_sort(ThreadPool& pool, It first, It last, Comp comp = {}) {
+void parallel_stable_sort(ThreadPool& pool, It first, It last, Comp comp = {}, std::stop_token stop = {}) {
   using V = std::iter_value_t<It>;
   const auto n = last - first;
-  if (n <= detail::kSortCutoff) return std::stable_sort(first, last, comp);
+  if (n < 2) return;
+  detail::StopGate gate(std::move(stop));
+  if (n <= detail::kSortCutoff) {
+    if (!gate.enter()) throw cancelled{};
+    return std::stable_sort(first, last, comp);
+  }
   // Leaves of kSortCutoff / 2 to 2 kSortCutoff elements, at an odd depth.
   int depth = static_cast<int>(std::bit_width(static_cast<std::size_t>(n / detail::kSortCutoff))) - 1;
   if (depth % 2 == 0) ++depth;
@@ -200,15 +244,21 @@ void parallel_stable_sort(ThreadPool& pool, It first, It last, Comp comp = {}) {
   std::allocator<V> alloc;
   const auto slots = static_cast<std::size_t>(n);
   V* buf = alloc.allocate(slots);
+  bool sorted = false;
   try {
-    detail::merge_sort(pool, first, last, buf, depth, built.get(), comp);
+    sorted = detail::merge_sort(pool, first, last, buf, depth, built.get(), comp, gate);
   } catch (...) {
     detail::destroy_built(buf, n, depth, built.get());
     alloc.deallocate(buf, slots);
     throw;
   }
-  std::destroy(buf, buf + n);
+  detail::destroy_built(buf, n, depth, built.get());
   alloc.deallocate(buf, slots);
+  if (!sorted) throw cancelled{};
+}
+template <std::random_access_iterator It>
+void parallel_stable_sort(ThreadPool& pool, It first, It last, std::stop_token stop) {
+  parallel_stable_sort(pool, first, last, std::less<>{}, std::move(stop));
 }
 
 // The same on default_pool().

@@ -47,6 +47,7 @@
 #include "weft/detail/exec/task.hpp"
 #include "weft/exec/future.hpp"
 #include "weft/exec/pool_stats.hpp"
+#include "weft/exec/trace.hpp"
 #include "weft/sync/wait_options.hpp"
 #include "weft/topo/placement.hpp"
 
@@ -79,6 +80,10 @@ struct PoolOptions {
   // the constructor fail, over a thread name it could not set.
   std::function<void(int)> on_worker_start{};
   std::function<void(int)> on_worker_stop{};
+  // Events each worker keeps for trace() (weft/exec/trace.hpp); 0: no
+  // trace, unless WEFT_TRACE is set (then kDefaultTraceCapacity). More than
+  // kMaxTraceCapacity is an error (std::invalid_argument).
+  std::size_t trace_capacity = 0;
 };
 
 namespace detail {
@@ -168,6 +173,9 @@ class ThreadPool {
   // any time. Costs the caller a read of each worker's counters; keeping
   // them costs the workers a store per event whether or not anyone reads.
   [[nodiscard]] PoolStats stats() const;
+  // The last events of each worker (weft/exec/trace.hpp); any thread, any
+  // time. Empty (capacity 0) unless the pool traces.
+  [[nodiscard]] PoolTrace trace() const;
 
  private:
   friend class TaskGroup;

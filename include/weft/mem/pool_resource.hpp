@@ -36,6 +36,19 @@
 //   of its high-water mark per class for reuse while it lives; chunks return
 //   upstream when a heap is released or the resource is destroyed. About
 //   1.6 KiB of bookkeeping per (resource, thread that allocated from it).
+// * NUMA placement: a chunk's pages are placed on the NUMA node of the
+//   thread that takes it from upstream, the thread whose allocations its
+//   blocks serve. That thread writes one byte of every page of the new
+//   chunk (first touch), so the kernel's default policy puts every page on
+//   the node it runs on then, instead of each page on the node of whichever
+//   thread first writes a block in it; the node is recorded in the chunk
+//   (block_numa_node()). A memory policy the process was given (numactl
+//   --membind or --interleave, a launcher's memory binding) decides instead:
+//   weft does not override it. Pages upstream hands back already resident
+//   (memory it recycles) stay where they are. Cost: the page faults a chunk
+//   would take as its blocks are first written are taken at once, and a
+//   thread holds up to one partly used 64 KiB chunk per class resident.
+//   Why first touch and not hwloc memory binding, measured: docs/guide/memory.md.
 // * Destruction: ~PoolResource() returns every chunk to upstream.
 //   Precondition: no block from it is still in use and no thread is using it
 //   concurrently (threads that used it may still be alive, or exit later).
@@ -85,6 +98,14 @@ class PoolResource final : public std::pmr::memory_resource {
   void deallocate_fast(void* p, std::size_t bytes, std::size_t alignment = alignof(std::max_align_t)) noexcept;
 
   [[nodiscard]] std::pmr::memory_resource* upstream() const noexcept { return upstream_; }
+
+  // The NUMA node (kernel id) whose memory holds a pooled block of this
+  // resource, as recorded when its chunk was taken: the node its taking
+  // thread ran on when it touched the chunk's pages; -1 if the kernel could
+  // not tell. Precondition: `block` came from this resource's allocate()
+  // with pooled_size(bytes, alignment) != 0, and is not yet freed.
+  // memory_numa_node(block) (weft/mem/numa.hpp) asks the kernel instead.
+  [[nodiscard]] int block_numa_node(const void* block) const noexcept;
 
   // ---- counters (for tests and reports) ---------------------------------
   // Bytes of chunks currently taken from upstream (forwarded large requests

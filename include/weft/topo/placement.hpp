@@ -8,9 +8,16 @@
 //                 last-level caches, then cores, and only then SMT siblings.
 //   one_per_core  one thread per core, never two on SMT siblings (spread
 //                 order); more threads than allowed cores is an error.
+//   numa          fill one NUMA node before the next: one thread on each of
+//                 its cores (cores sharing caches adjacent), then the cores'
+//                 SMT siblings, then the next node: the nodes of the
+//                 first CPU's package first, then those of the next package. A pool of up to a node's CPUs stays on one
+//                 node, and so does the memory its workers allocate from a
+//                 PoolResource (weft/mem/pool_resource.hpp: chunks are placed
+//                 on the allocating thread's node).
 //   none          no pinning: cpus() returns an empty list.
-// For compact and spread, more threads than allowed CPUs wrap around (thread
-// i gets the CPU of thread i mod CPUs), so every thread still has a CPU.
+// For compact, spread and numa, more threads than allowed CPUs wrap around
+// (thread i gets the CPU of thread i mod CPUs), so every thread has a CPU.
 #pragma once
 
 #include <string>
@@ -21,9 +28,9 @@
 
 namespace weft {
 
-enum class Placement { none, compact, spread, one_per_core };
+enum class Placement { none, compact, spread, one_per_core, numa };
 
-// "none", "compact", "spread", "one_per_core".
+// "none", "compact", "spread", "one_per_core", "numa".
 std::string_view to_string(Placement p) noexcept;
 // Inverse of to_string (also accepts "one-per-core"); throws
 // std::invalid_argument listing the valid names.

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/detail/exec/stop_gate.hpp"
 #include "weft/exec/partitioner.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -125,14 +126,14 @@ inline constexpr Offset kMaxStep = 1024;
 // was the eager split this replaces.)
 inline constexpr unsigned kAdaptivePiecesPerThread = 4;
 
-// One parallel_for call: its pool, body and stop token, and the task group
+// One parallel_for call: its pool, body and stop gate, and the task group
 // that every piece but the caller's runs in. Lives on the caller's stack
 // until every piece has finished.
 template <class Range, class Leaf>
 class Loop {
  public:
   Loop(ThreadPool& pool, const Leaf& leaf, std::stop_token stop) noexcept
-      : pool_(pool), group_(pool), leaf_(leaf), stop_(std::move(stop)) {}
+      : pool_(pool), group_(pool), leaf_(leaf), gate_(std::move(stop)) {}
 
   // Runs `whole` with partitioner `part`; returns when every piece has
   // run, rethrowing the first exception.
@@ -157,7 +158,9 @@ class Loop {
   }
 
  private:
-  [[nodiscard]] bool stopped() const noexcept { return stop_.stop_requested(); }
+  // Asked once before each chunk. parallel_for returns normally when
+  // stopped, so nobody reads what the gate counts as skipped.
+  [[nodiscard]] bool stopped() noexcept { return !gate_.enter(); }
 
   // adaptive: `pieces` up front (proportional cuts, so they are equal),
   // then splits only on demand.
@@ -276,7 +279,7 @@ class Loop {
   ThreadPool& pool_;
   TaskGroup group_;
   const Leaf& leaf_;
-  std::stop_token stop_;
+  StopGate gate_;
   // adaptive: pieces offered to the pool and not yet started; read and
   // written by every thread running a piece, only when it splits or starts.
   alignas(kCacheLine) std::atomic<std::uint32_t> offered_{0};

@@ -1,0 +1,361 @@
+#include "weft/xp/scale.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+#include "kernels.hpp"
+#include "peer_support.hpp"
+#include "weft/detail/exec/remote_wait.hpp"
+#include "weft/exec/parallel_for.hpp"
+#include "weft/exec/parallel_reduce.hpp"
+#include "weft/exec/task_group.hpp"
+#include "weft/exec/thread_pool.hpp"
+#include "weft/xp/fib.hpp"
+
+#ifdef WEFT_HAVE_TBB
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_reduce.h>
+#endif
+
+namespace weft::xp {
+
+namespace {
+
+// ---- the libraries: the same four calls, each made by one -------------------
+
+struct WeftCalls {
+  ThreadPool* pool = nullptr;
+  std::int64_t fib(int n) const { return fib_weft(*pool, n, 0); }
+  template <class F>
+  void fan_out(std::int64_t n, const F& f) const {
+    TaskGroup g{*pool};
+    for (std::int64_t i = 0; i < n; ++i) g.run([&f, i] { f(i); });
+    g.wait();
+  }
+  template <class F>
+  void for_each(std::int64_t n, const F& f) const {
+    parallel_for(*pool, std::int64_t{0}, n, f);
+  }
+  double sum(const std::vector<double>& x) const {
+    return parallel_reduce(*pool, x.begin(), x.end(), 0.0, std::plus<>{});
+  }
+};
+
+#ifdef WEFT_HAVE_TBB
+struct TbbCalls {
+  std::int64_t fib(int n) const { return fib_tbb(n, 0); }
+  template <class F>
+  void fan_out(std::int64_t n, const F& f) const {
+    oneapi::tbb::task_group g;
+    for (std::int64_t i = 0; i < n; ++i) g.run([&f, i] { f(i); });
+    g.wait();
+  }
+  template <class F>
+  void for_each(std::int64_t n, const F& f) const {
+    oneapi::tbb::parallel_for(std::int64_t{0}, n, f);
+  }
+  double sum(const std::vector<double>& x) const {
+    using Range = oneapi::tbb::blocked_range<const double*>;
+    return oneapi::tbb::parallel_reduce(
+        Range(x.data(), x.data() + x.size()), 0.0,
+        [](const Range& r, double acc) { return std::accumulate(r.begin(), r.end(), acc); }, std::plus<>{});
+  }
+};
+#endif
+
+// ---- the workloads ----------------------------------------------------------
+
+enum class Work { fib, tasks, pfor, reduce };
+
+struct Workload {
+  std::string_view name;
+  Work work;
+};
+
+const std::array<Workload, 4> kWorkloads{{
+    {"fib", Work::fib},
+    {"tasks", Work::tasks},
+    {"pfor", Work::pfor},
+    {"reduce", Work::reduce},
+}};
+
+// The inputs every run reads, and the answers it must give.
+struct Inputs {
+  const ScaleParams* p = nullptr;
+  std::uint64_t task_iters = 0;  // spin per task of the tasks workload
+  std::uint64_t item_iters = 0;  // spin per item of the pfor workload
+  std::int64_t fib = 0;
+  std::vector<double> x;  // the reduce workload's input
+  double sum = 0;
+};
+
+// Marks of the items a run did, checked after it: a byte per item, so each
+// task writes only its own (no shared counter for the workers to fight over).
+struct Marks {
+  std::vector<std::uint8_t> done;
+  void reset(std::int64_t n) { done.assign(static_cast<std::size_t>(n), 0); }
+  void mark(std::int64_t i) noexcept { done[static_cast<std::size_t>(i)] = 1; }
+  std::int64_t count() const { return std::count(done.begin(), done.end(), std::uint8_t{1}); }
+};
+
+[[noreturn]] void wrong(std::string_view workload, std::string_view variant, int threads, const std::string& what) {
+  throw std::runtime_error("scale: " + std::string(workload) + ": " + std::string(variant) + " at " +
+                           std::to_string(threads) + " workers " + what);
+}
+
+// One run of workload `w` through `calls`, checked. Returns the seconds of
+// the call alone (the marks are cleared and counted outside the timing).
+template <class Calls>
+double run_work(const Calls& calls, Work w, const Inputs& in, Marks& marks, std::string_view variant, int threads) {
+  const std::string_view name = kWorkloads[static_cast<std::size_t>(w)].name;
+  const auto fail = [&](const std::string& what) { wrong(name, variant, threads, what); };
+  const auto seconds = [](std::int64_t t0, std::int64_t t1) { return static_cast<double>(t1 - t0) / 1e9; };
+  // n items of `iters` spin each, handed out by spread(n, item).
+  const auto spin_items = [&](std::int64_t n, std::uint64_t iters, const auto& spread) {
+    marks.reset(n);
+    const std::int64_t t0 = wall_ns();
+    spread(n, [&](std::int64_t i) {
+      spin(iters);
+      marks.mark(i);
+    });
+    const std::int64_t t1 = wall_ns();
+    if (const std::int64_t got = marks.count(); got != n)
+      fail("ran " + std::to_string(got) + " of " + std::to_string(n) + " items");
+    return seconds(t0, t1);
+  };
+  switch (w) {
+    case Work::fib: {
+      const std::int64_t t0 = wall_ns();
+      const std::int64_t v = calls.fib(in.p->fib_n);
+      const std::int64_t t1 = wall_ns();
+      if (v != in.fib) fail("gave " + std::to_string(v) + ", expected " + std::to_string(in.fib));
+      return seconds(t0, t1);
+    }
+    case Work::tasks:
+      return spin_items(in.p->tasks, in.task_iters, [&](std::int64_t n, const auto& f) { calls.fan_out(n, f); });
+    case Work::pfor:
+      return spin_items(in.p->pfor_n, in.item_iters, [&](std::int64_t n, const auto& f) { calls.for_each(n, f); });
+    case Work::reduce: {
+      const std::int64_t t0 = wall_ns();
+      const double s = calls.sum(in.x);
+      const std::int64_t t1 = wall_ns();
+      // Any grouping of the sum is right; a lost or doubled element (each
+      // is worth about 2/n of the total) is not.
+      if (!(std::fabs(s - in.sum) <= 1e-9 * in.sum))
+        fail("gave " + std::to_string(s) + ", serial " + std::to_string(in.sum));
+      return seconds(t0, t1);
+    }
+  }
+  return 0;
+}
+
+// ---- the variants -----------------------------------------------------------
+
+struct Run {
+  Work work = Work::fib;
+  const Inputs* in = nullptr;
+  Marks* marks = nullptr;
+  int threads = 0;
+};
+using RunFn = double (*)(const Run&);
+
+double run_weft(const Run& r) {
+  ThreadPool pool(PoolOptions{.workers = r.threads});
+  pool.post([] {});
+  pool.wait_idle();  // the workers are up
+  // The root runs on a worker, so that `threads` threads take part, as in
+  // oneTBB's arena of `threads` slots.
+  auto root = pool.submit([&] { return run_work(WeftCalls{&pool}, r.work, *r.in, *r.marks, "weft", r.threads); });
+  return detail::get_remote(root);
+}
+
+#ifdef WEFT_HAVE_TBB
+double run_tbb(const Run& r) {
+  return in_tbb_arena(r.threads, [&] { return run_work(TbbCalls{}, r.work, *r.in, *r.marks, "tbb", r.threads); });
+}
+#endif
+
+const std::array<harness::Variant<RunFn>, 2> kVariants{{
+    {"weft", kBuiltIn, true, run_weft},
+    {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
+}};
+
+// ---- rows -------------------------------------------------------------------
+
+// "sum of 20000000 doubles": what one run of the workload does.
+std::string what_of(Work w, const ScaleParams& p) {
+  switch (w) {
+    case Work::fib: return "fib(" + std::to_string(p.fib_n) + "), a spawn per call";
+    case Work::tasks:
+      return std::to_string(p.tasks) + " tasks of ~" + std::to_string(p.task_ns) + " ns spawned by one task";
+    case Work::pfor:
+      return "parallel_for of " + std::to_string(p.pfor_n) + " items of ~" + std::to_string(p.item_ns) + " ns";
+    case Work::reduce: return "sum of " + std::to_string(p.reduce_n) + " doubles";
+  }
+  return {};
+}
+
+std::int64_t items_of(Work w, const ScaleParams& p) {
+  switch (w) {
+    case Work::fib: return fib_spawns(p.fib_n, 0);
+    case Work::tasks: return p.tasks;
+    case Work::pfor: return p.pfor_n;
+    case Work::reduce: return p.reduce_n;
+  }
+  return 0;
+}
+
+// base's samples over u's, round by round (the plan pairs them).
+std::vector<double> speedups(const harness::Unit& base, const harness::Unit& u) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < std::min(base.samples.size(), u.samples.size()); ++i)
+    if (u.samples[i] > 0) out.push_back(base.samples[i] / u.samples[i]);
+  return out;
+}
+
+// The goals of issue 13 with this run's figures.
+nlohmann::json goal_ratios(const Result& r, const ScaleParams& p, const std::vector<int>& workers, int cpus) {
+  nlohmann::json ratios = nlohmann::json::array();
+  const int most = *std::max_element(workers.begin(), workers.end());
+  const bool has_cpus = std::find(workers.begin(), workers.end(), cpus) != workers.end();
+  const auto ms = [](const char* v, const std::string& w, int t) { return Key(v, "ms", t).workload(w); };
+  const bool fib = std::find(p.workloads.begin(), p.workloads.end(), "fib") != p.workloads.end();
+  if (fib && has_cpus && most > cpus) {
+    for (const char* v : {"weft", "tbb"})
+      add_ratio(ratios,
+                "fib(" + std::to_string(p.fib_n) + "): " + v + " time at " + std::to_string(most) + " workers / at " +
+                    std::to_string(cpus) + " workers",
+                ratio(r, ms(v, "fib", most), ms(v, "fib", cpus)), v == std::string_view("weft") ? "<= 2.0" : "");
+  }
+  if (!has_cpus) return ratios;
+  const std::string at = " (" + std::to_string(cpus) + " workers)";
+  for (const std::string& w : p.workloads) {
+    add_ratio(ratios, w + ": weft / tbb time" + at, ratio(r, ms("weft", w, cpus), ms("tbb", w, cpus)), "<= 1.0");
+    const bool goal = cpus == 16 && (w == "fib" || w == "reduce");
+    add_ratio(ratios, w + ": weft speed-up over 1 worker" + at, median(r, Key("weft", "speedup", cpus).workload(w)),
+              goal ? ">= 13" : "");
+  }
+  return ratios;
+}
+
+}  // namespace
+
+const std::vector<std::string>& scale_variants() {
+  static const std::vector<std::string> names = harness::variant_names(kVariants);
+  return names;
+}
+
+const std::vector<std::string>& scale_workloads() {
+  static const std::vector<std::string> names = harness::variant_names(kWorkloads);
+  return names;
+}
+
+std::vector<int> scale_ladder(int cpus, int oversubscribe) {
+  std::vector<int> out;
+  const int most = cpus * std::max(1, oversubscribe);
+  for (int w = 1; w < most; w *= 2) {
+    if (w > cpus && (out.empty() || out.back() < cpus)) out.push_back(cpus);
+    out.push_back(w);
+  }
+  if (out.empty() || out.back() < cpus) out.push_back(cpus);
+  if (out.back() < most) out.push_back(most);
+  return out;
+}
+
+Result run_scale(const ScaleParams& p) {
+  if (p.fib_n < 2 || p.fib_n > kScaleMaxFibN) throw std::invalid_argument("scale: fib_n out of range");
+  const int cpus = harness::usable_cpus();
+  const std::vector<int> workers = p.workers.empty() ? scale_ladder(cpus, p.oversubscribe) : p.workers;
+  Inputs in;
+  in.p = &p;
+  in.task_iters = calibrate_spin(p.task_ns);
+  in.item_iters = calibrate_spin(p.item_ns);
+  in.fib = fib_serial(p.fib_n);
+  Marks marks;
+  const harness::PlanOptions plan{p.reps, true};
+
+  Result r;
+  r.experiment = "scale";
+  // One workload at a time, its variants and worker counts interleaved:
+  // the rounds pair each run with its variant's 1-worker run.
+  for (const Workload& w : kWorkloads) {
+    if (std::find(p.workloads.begin(), p.workloads.end(), w.name) == p.workloads.end()) continue;
+    if (w.work == Work::reduce) {
+      in.x.resize(static_cast<std::size_t>(p.reduce_n));
+      for (std::size_t i = 0; i < in.x.size(); ++i) in.x[i] = static_cast<double>((i * 2654435761u) % 1000) * 1e-3;
+      in.sum = std::accumulate(in.x.begin(), in.x.end(), 0.0);
+    }
+    std::vector<harness::Unit> units = harness::plan_units(kVariants, p.variants, workers);
+    harness::run_units(units, plan, [&](const harness::Unit& u) {
+      return harness::variant(kVariants, u.variant).run(Run{w.work, &in, &marks, u.threads});
+    });
+    in.x = std::vector<double>{};  // free the input before the next workload
+
+    for (const harness::Unit& u : units) {
+      const auto one = std::find_if(units.begin(), units.end(), [&](const harness::Unit& b) {
+        return b.variant == u.variant && b.threads == 1 && b.runs();
+      });
+      std::vector<double> ms;
+      for (double s : u.samples) ms.push_back(s * 1e3);
+      Row row = make_row(u.variant, u.threads, "ms", "ms", std::move(ms), u.why_not);
+      row.labels.workload = std::string(w.name);
+      row.labels.items = items_of(w.work, p);
+      if (u.runs()) {
+        row.note = what_of(w.work, p);
+        const std::string over = harness::oversubscribed_note(
+            "workers", u.threads, "oversubscribed, measures how gracefully the pool shares the CPUs");
+        if (!over.empty()) row.note += "; " + over;
+      }
+      r.rows.push_back(row);
+      Row speedup = row;
+      speedup.metric = "speedup";
+      speedup.unit = "x";
+      std::vector<double> s = u.runs() && one != units.end() ? speedups(*one, u) : std::vector<double>{};
+      std::vector<double> e;
+      for (double x : s) e.push_back(x / u.threads);
+      speedup.stats = summarize(std::move(s));
+      if (u.runs() && one == units.end()) {
+        speedup.measured = false;
+        speedup.note = "no 1-worker run to compare with";
+      }
+      Row efficiency = speedup;
+      efficiency.metric = "efficiency";
+      efficiency.unit = "fraction";
+      efficiency.stats = summarize(std::move(e));
+      r.rows.push_back(std::move(speedup));
+      r.rows.push_back(std::move(efficiency));
+    }
+  }
+  r.params = {{"fib_n", p.fib_n},
+              {"tasks", p.tasks},
+              {"task_ns", p.task_ns},
+              {"task_spin_iters", in.task_iters},
+              {"pfor_n", p.pfor_n},
+              {"item_ns", p.item_ns},
+              {"item_spin_iters", in.item_iters},
+              {"reduce_n", p.reduce_n},
+              {"oversubscribe", p.oversubscribe},
+              {"cpus", cpus},
+              {"workers", workers},
+              {"reps", p.reps},
+              {"variants", p.variants},
+              {"workloads", p.workloads},
+              {"weft_threads", "a pool of `workers` workers; the workload's root runs on one of them"},
+              {"tbb_threads", "task_arena of `workers` slots, the calling thread one of them"},
+              {"grain", "default (weft: adaptive partitioner; tbb: auto_partitioner)"},
+              {"warmup", harness::warmup_text(plan)}};
+  if (*std::max_element(workers.begin(), workers.end()) > cpus)
+    r.notes.push_back("rows with more workers than the " + std::to_string(cpus) +
+                      " allowed CPUs measure oversubscription (how a pool shares CPUs), not speed-up");
+  r.extra["ratios"] = goal_ratios(r, p, workers, cpus);
+  return r;
+}
+
+}  // namespace weft::xp
