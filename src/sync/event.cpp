@@ -1,7 +1,6 @@
 #include "weft/sync/event.hpp"
 
 #include <cstdint>
-#include <limits>
 
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sync/wait.hpp"
@@ -16,37 +15,32 @@ struct EventWait : detail::WaitProtocolBase {
   std::atomic<std::uint32_t>& state;
 
   // acquire: a poll that sees kSet must also see the setter's writes.
-  bool poll() const noexcept { return state.load(std::memory_order_acquire) == W::kSet; }
+  bool poll() const noexcept { return (state.load(std::memory_order_acquire) & W::kSet) != 0; }
   detail::WaitStep announce() noexcept {
     std::uint32_t s = state.load(std::memory_order_acquire);  // acquire: as in poll()
-    if (s == W::kSet) return detail::WaitStep::done();
+    if ((s & W::kSet) != 0) return detail::WaitStep::done();
     // Announce a sleeper so set() makes the wake call. relaxed: the CAS
-    // only has to be ordered against set()'s exchange on this same word,
-    // which the word's modification order already does; a failure means
-    // the word changed (set, or another waiter announced): look again.
-    if (s == W::kUnset) {
-      if (!state.compare_exchange_weak(s, W::kWaiters, std::memory_order_relaxed, std::memory_order_relaxed))
+    // only has to be ordered against set()'s compare-exchange on this same
+    // word, which the word's modification order already does; a failure
+    // means the word changed (set, a stop, or another waiter announced):
+    // look again.
+    if ((s & W::kWaiters) == 0) {
+      if (!state.compare_exchange_weak(s, s | W::kWaiters, std::memory_order_relaxed, std::memory_order_relaxed))
         return detail::WaitStep::retry();
-      s = W::kWaiters;
+      s |= W::kWaiters;
     }
-    // Sleeps only if the word still holds what we saw: a set() or a stop's
-    // wake-up after our announcement changed it, and the kernel returns at once.
+    // Sleeps only if the word still holds what we saw: a set() or a stop
+    // after our announcement changed it, and the kernel returns at once.
     return detail::WaitStep::sleep(s);
   }
-  static std::uint32_t bumped(std::uint32_t s) noexcept {
-    if (s == W::kSet) return W::kSet;
-    return s == W::kUnset || s == std::numeric_limits<std::uint32_t>::max() ? W::kWaiters : s + 1;
-  }
   void stop_wake() noexcept {
-    std::uint32_t s = state.load(std::memory_order_relaxed);  // relaxed: the CAS below checks it
     // release: the stop request happens before any announce() that reads
     // this value or a later one (every write to the word is an RMW, so they
-    // continue this release sequence). kSet stays kSet but is still written,
-    // so that a reset() after it cannot hide the stop. A bump past the top
-    // wraps to kWaiters: a sleeper would have to miss 2^32 stops to be fooled.
-    while (!state.compare_exchange_weak(s, bumped(s), std::memory_order_release, std::memory_order_relaxed)) {
-    }
-    if (s != W::kSet) detail::futex_wake(state, detail::kWakeAll);
+    // continue this release sequence). The count moves even on a set word,
+    // so that no later reset() and announcement can bring back a value a
+    // waiter announced before the stop.
+    const std::uint32_t s = state.fetch_add(W::kStop, std::memory_order_release);
+    if ((s & W::kWaiters) != 0) detail::futex_wake(state, detail::kWakeAll);
   }
   bool give_up() const noexcept { return poll(); }
   std::atomic<std::uint32_t>& word() noexcept { return state; }

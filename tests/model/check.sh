@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Model-checks one protocol with spin: the model must verify with no error,
-# and its -DBROKEN variant must fail (a model that cannot fail proves
-# nothing). Usage: check.sh MODEL   (MODEL.pml in this folder)
+# with each variant it offers, and its -DBROKEN variant must fail (a model
+# that cannot fail proves nothing). Usage: check.sh MODEL   (MODEL.pml in this folder)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 model=$1
@@ -29,17 +29,23 @@ if [ "$errors" != "0" ]; then
   exit 1
 fi
 
-if grep -q SPURIOUS "$model.pml"; then
-  echo "$model: verifying with spurious futex wake-ups"
-  out=$(verify "-DSPURIOUS")
+# Variants a model offers (named in it) must verify too: SPURIOUS (the futex
+# may wake for no reason), RESET (a reset() races the rest), and both.
+variants=()
+grep -q SPURIOUS "$model.pml" && variants+=("-DSPURIOUS")
+grep -q RESET "$model.pml" && variants+=("-DRESET")
+[ ${#variants[@]} -eq 2 ] && variants+=("-DRESET -DSPURIOUS")
+for flags in "${variants[@]}"; do
+  echo "$model: verifying with $flags"
+  out=$(verify "$flags")
   echo "$out" | head -n -1
   errors=$(echo "$out" | tail -n 1)
   if [ "$errors" != "0" ]; then
-    echo "FAIL: $model with spurious wake-ups has $errors error(s); counterexample:"
-    spin -t -p -DSPURIOUS "$model.pml" | tail -n 40
+    echo "FAIL: $model with $flags has $errors error(s); counterexample:"
+    spin -t -p $flags "$model.pml" | tail -n 40
     exit 1
   fi
-fi
+done
 
 echo "$model: the broken variant must fail"
 out=$(verify "-DBROKEN")

@@ -1,10 +1,12 @@
 /* The Event protocol of include/weft/sync/event.hpp, checked with spin.
  *
- * One word `state` (UNSET, SET, WAITERS) and the futex: futex_wait(v) sleeps
- * only if the word still holds v, atomically with the check; futex_wake
- * wakes every sleeper. Each statement below is one atomic step of the C++
- * code (the exchange in set(), the compare-exchange in wait_slow(), the
- * load, the futex calls), interleaved in every possible order.
+ * One word `state`, bit 0 SET and bit 1 WAITERS (the stop count in the
+ * upper bits is event_stop.pml's: no stop here, so it stays 0), and the
+ * futex: futex_wait(v) sleeps only if the word still holds v, atomically
+ * with the check; futex_wake wakes every sleeper. Each statement below is
+ * one atomic step of the C++ code (the compare-exchange loop in set(), the
+ * fetch_and in reset(), announce()'s load and compare-exchange, the futex
+ * calls), interleaved in every possible order.
  *
  * Processes: NW waiters run wait(); one setter runs set(), reset(), set()
  * (a pulse, then a final set that is never reset).
@@ -16,7 +18,8 @@
  * -DSPURIOUS: the futex may also wake a waiter for no reason.
  *
  * -DBROKEN: set() checks for sleepers before it publishes SET (a load,
- * then a store, instead of one exchange). spin must find the lost wake-up.
+ * then a store, instead of one compare-exchange). spin must find the lost
+ * wake-up.
  */
 #define UNSET   0
 #define SET     1
@@ -34,30 +37,29 @@ inline futex_wake_all() {
 }
 
 inline set() {
-#ifdef BROKEN
-  byte old = state;          /* look for sleepers ... */
-  state = SET;               /* ... then publish: a waiter can announce in between */
-  if :: old == WAITERS -> futex_wake_all() :: else -> skip fi
-#else
   byte old;
-  atomic { old = state; state = SET };  /* exchange */
-  if :: old == WAITERS -> futex_wake_all() :: else -> skip fi
+#ifdef BROKEN
+  old = state;                            /* look for sleepers ... */
+  state = (state | SET) & ~WAITERS;       /* ... then publish: a waiter can announce in between */
+#else
+  atomic { old = state; state = (state | SET) & ~WAITERS };  /* compare-exchange loop */
 #endif
+  if :: old & WAITERS -> futex_wake_all() :: else -> skip fi
 }
 
 proctype waiter(byte id) {
   byte s;
   /* the spin phase may see SET at any point or give up: both paths are explored */
-  if :: state == SET -> goto done :: true -> skip fi;
+  if :: state & SET -> goto done :: true -> skip fi;
 loop:
   s = state;                                   /* acquire load */
   if
-  :: s == SET -> goto done
+  :: s & SET -> goto done
   :: s == UNSET ->
-       atomic { if :: state == UNSET -> state = WAITERS :: else -> goto loop fi }  /* compare-exchange */
+       atomic { if :: state == UNSET -> state = WAITERS; s = WAITERS :: else -> goto loop fi }  /* compare-exchange */
   :: s == WAITERS -> skip
   fi;
-  atomic { if :: state == WAITERS -> asleep[id] = true :: else -> skip fi };      /* futex_wait(WAITERS) */
+  atomic { if :: state == s -> asleep[id] = true :: else -> skip fi };            /* futex_wait(s) */
 #ifdef SPURIOUS
   if :: !asleep[id] -> skip :: asleep[id] -> asleep[id] = false fi;  /* woken, or spuriously */
 #else
@@ -70,7 +72,7 @@ done:
 
 proctype setter() {
   set();
-  atomic { if :: state == SET -> state = UNSET :: else -> skip fi };  /* reset(): CAS SET -> UNSET */
+  state = state & ~SET;                        /* reset(): fetch_and */
   set()
 }
 
@@ -78,7 +80,7 @@ active proctype monitor() {
   timeout ->
     byte k = 0;
     do
-    :: k < NW -> assert(!(asleep[k] && state == SET)); k++
+    :: k < NW -> assert(!(asleep[k] && (state & SET))); k++
     :: else -> break
     od;
     assert(returned == NW)

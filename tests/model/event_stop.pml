@@ -2,25 +2,27 @@
  * engine's stop path (include/weft/detail/sync/wait.hpp, wait_until with a
  * token) over Event's word (include/weft/sync/event.hpp, src/sync/event.cpp).
  *
- * The word: UNSET, SET, or WAITERS + g, where g counts the stops that bumped
- * it. futex_wait(v) sleeps only if the word still holds v, atomically with
- * the check; futex_wake wakes every sleeper. Each statement is one atomic
- * step of the C++ code.
+ * The word: bit 0 SET, bit 1 WAITERS (someone may sleep; never with SET),
+ * bits 2.. a count of stops (STOP each). futex_wait(v) sleeps only if the
+ * word still holds v, atomically with the check; futex_wake wakes every
+ * sleeper. Each statement is one atomic step of the C++ code.
  *
  * Processes:
  *   NW stoppable waiters share one std::stop_source. Each registers its
  *   std::stop_callback (which runs the callback at once, on the waiter, if
  *   the stop was already requested), spins, then loops: announce() (the
- *   compare-exchange UNSET -> WAITERS, or a load of WAITERS + g), the
- *   engine's look at the token, the futex sleep on the value announce()
- *   read. It returns true on SET, false on a stop.
+ *   compare-exchange that adds WAITERS to an unset word, or a load of a
+ *   word that has it), the engine's look at the token, the futex sleep on
+ *   the value announce() read. It returns true on SET, false on a stop.
  *   One plain waiter: wait() without a token, on the same word.
  *   The setter sets the event once, or does nothing (then only the stop
  *   can end the stoppable waits); with -DRESET it may also reset it.
  *   The stopper requests the stop: it sets the flag and takes the callbacks
  *   registered by then, in one step (libstdc++ does both under its lock),
- *   and runs each: stop_wake(), a compare-exchange loop that bumps the word
- *   (SET stays SET), then a futex wake unless it saw SET.
+ *   and runs each: stop_wake(), a fetch_add of STOP (release), then a
+ *   futex wake if the old word had WAITERS.
+ *   set() is a compare-exchange loop that sets SET and clears WAITERS,
+ *   waking if WAITERS was there; reset() a fetch_and that clears SET.
  *
  * Checked: a waiter returns false only once the stop was requested and
  * true only on SET; when no process can move (`timeout`) every stoppable
@@ -30,23 +32,27 @@
  *
  * -DSPURIOUS: the futex may also wake a sleeper for no reason.
  *
- * -DRESET (not part of check.sh, which must pass): a reset() racing the
- * stop. spin finds a lost stop there, a real one in the code: a waiter
- * announces WAITERS (value 2) and looks at the token (no stop yet); set()
- * makes the word SET; the stop's stop_wake() sees SET, leaves it and makes
- * no wake call; reset() makes it UNSET; another waiter announces, making
- * it 2 again; the first waiter's futex_wait(2) now sleeps, and no stop is
- * left to wake it (the value came back: ABA). The fix is a stop count that
- * survives set() and reset(), e.g. in the word's upper bits, so that a stop
- * always changes the value (docs/design/models.md).
+ * -DRESET: a reset() racing the stop. With the old word (no stop count:
+ * UNSET, SET, WAITERS + g, where a stop bumped g but left SET as it was)
+ * spin found a lost stop here: a waiter announces WAITERS (value 2) and
+ * looks at the token (no stop yet); set() makes the word SET; the stop's
+ * stop_wake() sees SET, leaves it and makes no wake call; reset() makes it
+ * UNSET; another waiter announces, making it 2 again; the first waiter's
+ * futex_wait(2) now sleeps, and no stop is left to wake it (ABA). The stop
+ * count, which set() and reset() keep, means the value cannot come back.
+ * check.sh verifies this variant too.
  *
- * -DBROKEN: stop_wake() wakes the sleepers but leaves the word as it was.
- * A waiter that looked at the token just before the stop and then sleeps
- * on the value it announced is not woken by anything: spin must find it.
+ * -DBROKEN: the old word's stop: stop_wake() leaves a SET word as it was
+ * (no room for a count there) and bumps only an unset one. It implies
+ * RESET, and spin must find the lost stop above.
  */
+#ifdef BROKEN
+#define RESET
+#endif
 #define UNSET   0
 #define SET     1
 #define WAITERS 2
+#define STOP    4
 #ifndef NW
 #define NW 2
 #endif
@@ -74,22 +80,23 @@ inline futex_wait(id, v) {
 /* stop_wake(), run by the thread that runs the callback */
 inline stop_wake(cb_s) {
 #ifdef BROKEN
-  cb_s = state;
-  futex_wake_all()              /* wakes, but no sleeper's value changed */
+  atomic { cb_s = state; if :: cb_s & SET -> skip :: else -> state = state + STOP fi };
 #else
-  cb_s = state;                 /* relaxed load: the CAS below checks it */
-  do
-  :: atomic { state == cb_s ->  /* compare-exchange, release */
-       if
-       :: cb_s == SET -> skip
-       :: cb_s == UNSET -> state = WAITERS
-       :: else -> state = cb_s + 1
-       fi;
-       break }
-  :: atomic { state != cb_s -> cb_s = state }   /* the CAS failed: retry with the new value */
-  od;
-  if :: cb_s != SET -> futex_wake_all() :: else -> skip fi
+  atomic { cb_s = state; state = state + STOP };   /* fetch_add, release */
 #endif
+  if :: cb_s & WAITERS -> futex_wake_all() :: else -> skip fi
+}
+
+/* announce()'s load and compare-exchange, shared by both kinds of waiter:
+   leaves in s either a SET word or the value to sleep on */
+inline announce_step(s) {
+  do
+  :: s = state;                                  /* acquire load */
+     if
+     :: s & (SET | WAITERS) -> break
+     :: else -> atomic { if :: state == s -> state = s | WAITERS; s = state; break :: else -> skip fi }
+     fi
+  od
 }
 
 proctype stoppable(byte id) {
@@ -101,15 +108,10 @@ proctype stoppable(byte id) {
   if :: inline_cb -> stop_wake(cb_s) :: else -> skip fi;
   /* the spin: may see SET or the stop at any point, or give up; a spin
      ended by the stop goes on to announce(), which decides */
-  if :: state == SET -> goto set :: true -> skip fi;
+  if :: state & SET -> goto set :: true -> skip fi;
 announce:
-  s = state;                                   /* acquire load */
-  if
-  :: s == SET -> goto set
-  :: s == UNSET ->
-       atomic { if :: state == UNSET -> state = WAITERS; s = WAITERS :: else -> goto announce fi }
-  :: s >= WAITERS -> skip
-  fi;
+  announce_step(s);
+  if :: s & SET -> goto set :: else -> skip fi;
   if :: stop -> goto stopped :: else -> skip fi;   /* the engine looks at the token */
   futex_wait(id, s);
   goto announce;
@@ -128,13 +130,8 @@ out:
 proctype plain() {
   byte s;
 announce:
-  s = state;
-  if
-  :: s == SET -> goto done
-  :: s == UNSET ->
-       atomic { if :: state == UNSET -> state = WAITERS; s = WAITERS :: else -> goto announce fi }
-  :: s >= WAITERS -> skip
-  fi;
+  announce_step(s);
+  if :: s & SET -> goto done :: else -> skip fi;
   /* futex_wait(s); with no set (or a set hidden by the reset) it may
      sleep for good, a valid end */
   atomic { if :: state == s -> asleep[PLAIN] = true :: else -> skip fi };
@@ -153,11 +150,11 @@ proctype setter() {
   byte old;
   if
   :: skip
-  :: atomic { old = state; state = SET };       /* set(): exchange */
-     if :: old >= WAITERS -> futex_wake_all() :: else -> skip fi
+  :: atomic { old = state; state = (state | SET) & ~WAITERS };   /* set(): compare-exchange loop, release */
+     if :: old & WAITERS -> futex_wake_all() :: else -> skip fi
 #ifdef RESET
      ;
-     atomic { if :: state == SET -> state = UNSET :: else -> skip fi }   /* reset(): CAS SET -> UNSET */
+     state = state & ~SET                          /* reset(): fetch_and */
 #endif
   fi
 }
@@ -185,10 +182,10 @@ active proctype monitor() {
     :: k < NW -> assert(returned[k]); k++
     :: else -> break
     od;
-    assert(state != SET || returned[PLAIN]);
+    assert(!(state & SET) || returned[PLAIN]);
     k = 0;
     do
-    :: k <= NW -> assert(!(asleep[k] && state == SET)); k++
+    :: k <= NW -> assert(!(asleep[k] && (state & SET))); k++
     :: else -> break
     od
 }

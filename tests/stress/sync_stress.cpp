@@ -12,6 +12,7 @@
 #include "stress.hpp"
 #include "watchdog.hpp"
 #include "weft/detail/cache_line.hpp"
+#include "weft/sync/cpu_relax.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/sync/parker.hpp"
 
@@ -138,6 +139,52 @@ TEST(EventStress, ResetRacesDoNotStrandWaiters) {
   for (auto& t : waiters) t.join();
   EXPECT_TRUE(e.is_set());
   EXPECT_GE(wakeups.load(), 4);
+}
+
+// Stops race set() and reset() (tests/model/event_stop.pml, -DRESET): each
+// round, stoppable waiters loop on wait(token) while a toggler sets and
+// resets the event and the main thread stops the waiters one by one. The
+// toggler ends on reset(), so a waiter can only leave through its stop: a
+// stop lost to the race leaves it asleep, and the watchdog fails the run.
+TEST(EventStress, StopsRacingSetAndResetEndEveryStoppedWait) {
+  constexpr int kWaiters = 4;
+  const std::int64_t rounds = weft::test::stress_count(2'000, 500);
+  weft::test::Watchdog dog("Event stops racing set and reset");
+  std::minstd_rand rng(7);
+  for (std::int64_t round = 0; round < rounds; ++round) {
+    weft::Event e;
+    std::stop_source src[kWaiters];
+    std::atomic<int> stopped_returns{0};
+    std::atomic<bool> toggling{true};
+    const weft::WaitOptions opts{std::chrono::nanoseconds(round % 2 ? 0 : 2000), false};
+    std::vector<std::thread> waiters;
+    for (int w = 0; w < kWaiters; ++w)
+      waiters.emplace_back([&, w] {
+        while (e.wait(src[w].get_token(), opts)) {
+        }
+        EXPECT_TRUE(src[w].stop_requested()) << "round " << round << ": false without a stop";
+        stopped_returns.fetch_add(1, std::memory_order_relaxed);
+      });
+    std::thread toggler([&, seed = rng()] {
+      std::minstd_rand local(seed);
+      while (toggling.load(std::memory_order_relaxed)) {
+        if (local() % 2) {
+          e.set();
+        } else {
+          e.reset();
+        }
+      }
+      e.reset();  // from here on only the stops can end the waits
+    });
+    for (auto& s : src) {
+      for (auto pauses = rng() % 4000; pauses > 0; --pauses) weft::cpu_relax();  // lands the stop anywhere
+      s.request_stop();
+    }
+    toggling.store(false, std::memory_order_relaxed);
+    toggler.join();
+    for (auto& t : waiters) t.join();
+    ASSERT_EQ(stopped_returns.load(), kWaiters) << "round " << round;
+  }
 }
 
 }  // namespace

@@ -17,22 +17,28 @@
 // the Event, even if the setter is still inside set(): set()'s futex wake
 // does not touch the Event's memory (the kernel only hashes its address).
 //
-// State (one 32-bit word on a cache line of its own):
+// State (one 32-bit word on a cache line of its own): bit 0 kSet, bit 1
+// kWaiters (someone may sleep), bits 2.. a count of the stops requested on
+// the tokens of this Event's waiters (kStop each, wrapping within those
+// bits). set() and reset() keep the count; only a stop moves it.
 //
-//   state         meaning                     set()                 wait()                         reset()   a waiter's stop
+//   bits 1..0     meaning                     set()                 wait()                         reset()   a waiter's stop
 //   ------------  --------------------------  --------------------  -----------------------------  --------  ----------------
-//   kUnset        not set, nobody asleep      -> kSet               spin, then -> kWaiters, sleep  stays     -> kWaiters + wake
-//   kSet          set                         stays                 returns                        -> kUnset stays (an RMW)
-//   kWaiters + g  not set, someone may sleep  -> kSet + futex wake  sleep                          stays     -> g + 1, wake
+//   unset         not set, nobody asleep      -> set                spin, then -> waiters, sleep   stays     count + 1
+//   set           set (never with waiters)    stays (written)       returns                        -> unset  count + 1
+//   waiters       not set, someone may sleep  -> set, futex wake    sleep                          stays     count + 1, wake
 //
-// set() exchanges in kSet and makes the wake system call only when it saw
-// kWaiters or above, so setting an event nobody sleeps on costs one atomic
-// exchange. A stop requested on a waiter's token changes the word with a
-// release RMW (bumping g, the only reason it moves) and wakes every sleeper:
-// the stopped waiter returns, the others see a spurious wake-up and sleep
-// again on the new value (weft/detail/sync/wait.hpp says why no stop is lost).
-// reset() is a compare-exchange kSet->kUnset, so it can never overwrite
-// kWaiters with kUnset (which would strand the sleepers). The values are
+// set() makes the wake system call only when it saw kWaiters, so setting an
+// event nobody sleeps on costs one compare-exchange. set() clears kWaiters
+// (every sleeper is woken then), so reset() can clear kSet with one
+// fetch_and and never strands a sleeper. A stop requested on a waiter's
+// token adds kStop with a release RMW and wakes every sleeper if it saw
+// kWaiters: the stopped waiter returns, the others see a spurious wake-up
+// and sleep again on the new value (weft/detail/sync/wait.hpp says why no
+// stop is lost). The count is what makes that argument hold when set() and
+// reset() race the stop: the word after the stop never equals a value
+// announced before it, even if set, reset and another announcement bring
+// the low bits back (tests/model/event_stop.pml, -DRESET). The values are
 // detail::EventWord's (weft/detail/sync/word_states.hpp); the waiting side
 // is src/sync/event.cpp, over the engine in weft/detail/sync/wait.hpp.
 #pragma once
@@ -57,22 +63,26 @@ class Event {
 
   void set() noexcept {
     detail::sched_point();
-    // release: publishes the setter's writes to every waiter's acquire.
-    // Exchange rather than store: the old value says whether anyone sleeps.
-    if (state_.exchange(W::kSet, std::memory_order_release) >= W::kWaiters) wake_slow();
+    std::uint32_t s = state_.load(std::memory_order_relaxed);  // relaxed: the CAS below checks it
+    // release: publishes the setter's writes to every waiter's acquire (a
+    // set event is still written, so a waiter that sees it synchronizes
+    // with this set() too). A CAS loop rather than fetch_or: it must also
+    // clear kWaiters and report whether that bit was there.
+    while (!state_.compare_exchange_weak(s, (s | W::kSet) & ~W::kWaiters, std::memory_order_release,
+                                         std::memory_order_relaxed)) {
+    }
+    if ((s & W::kWaiters) != 0) wake_slow();
   }
 
   void reset() noexcept {
     detail::sched_point();
-    std::uint32_t expected = W::kSet;
-    // relaxed: reset publishes nothing; it only has to leave waiters alone,
-    // which the compare-exchange guarantees.
-    state_.compare_exchange_strong(expected, W::kUnset, std::memory_order_relaxed,
-                                   std::memory_order_relaxed);
+    // relaxed: reset publishes nothing. A set word never has kWaiters, and
+    // an unset one is left as it is, so no sleeper's announcement is lost.
+    state_.fetch_and(~W::kSet, std::memory_order_relaxed);
   }
 
   // acquire: pairs with set()'s release.
-  [[nodiscard]] bool is_set() const noexcept { return state_.load(std::memory_order_acquire) == W::kSet; }
+  [[nodiscard]] bool is_set() const noexcept { return (state_.load(std::memory_order_acquire) & W::kSet) != 0; }
 
   void wait(const WaitOptions& opts = {}) const noexcept {
     if (is_set()) return;
@@ -100,7 +110,7 @@ class Event {
   bool wait_slow(const WaitOptions& opts, const std::stop_token& stop) const noexcept;
   void wake_slow() noexcept;
 
-  // mutable: waiters announce themselves (kUnset -> kWaiters) from const wait().
+  // mutable: waiters announce themselves (set kWaiters) from const wait().
   alignas(detail::kCacheLine) mutable std::atomic<std::uint32_t> state_;
 };
 

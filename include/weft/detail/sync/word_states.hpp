@@ -10,8 +10,9 @@ namespace weft::detail {
 
 struct EventWord {
   static constexpr std::uint32_t kUnset = 0;
-  static constexpr std::uint32_t kSet = 1;
-  static constexpr std::uint32_t kWaiters = 2;  // and above: a stop's wake-up bumps the value
+  static constexpr std::uint32_t kSet = 1;      // bit 0
+  static constexpr std::uint32_t kWaiters = 2;  // bit 1: someone may sleep; never with kSet
+  static constexpr std::uint32_t kStop = 4;     // bits 2..: one stop; the count wraps, the low bits stay
 };
 
 struct ParkerWord {
