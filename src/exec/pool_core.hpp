@@ -155,14 +155,16 @@ class PoolCore {
 
 // Records an event in w's trace if the pool traces (owner only); _at with
 // a time the caller has taken already.
-inline void trace_event(Worker& w, TraceKind kind, std::int32_t peer = -1, StealRing ring = StealRing::smt) noexcept {
+inline void trace_event_at(Worker& w, std::int64_t ns, TraceKind kind, std::int32_t peer = -1,
+                           StealRing ring = StealRing::smt) noexcept {
   if (w.trace) [[unlikely]]
-    w.trace->record(kind, now_ns(), peer, ring);
+    w.trace->record(kind, ns, peer, ring);
 }
 
-inline void trace_event_at(Worker& w, std::int64_t ns, TraceKind kind) noexcept {
+// The clock is read only when the pool traces.
+inline void trace_event(Worker& w, TraceKind kind, std::int32_t peer = -1, StealRing ring = StealRing::smt) noexcept {
   if (w.trace) [[unlikely]]
-    w.trace->record(kind, ns);
+    trace_event_at(w, now_ns(), kind, peer, ring);
 }
 
 // WEFT_TRACE (src/exec/trace.cpp): its path, read once (null: unset or
