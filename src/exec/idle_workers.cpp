@@ -1,6 +1,7 @@
 #include "idle_workers.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "pool_core.hpp"
 #include "weft/detail/sched_point.hpp"
@@ -81,14 +82,22 @@ std::int64_t IdleWorkers::park(Worker& w, const WaitOptions& opts) noexcept {
 }
 
 Task* IdleWorkers::found(Worker& w, Task* t) noexcept {
-  // relaxed: as in search_or_sleep().
-  const std::uint64_t before = idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);
-  if (searching(before) == 1 && pool_.anything_queued()) {
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: notify_one reads after a fence
-    if (notify_one()) {
-      bump(w.counters.wakeups_sent);
-      trace_event(w, TraceKind::wake_sent);
-    }
+  // relaxed: as in search_or_sleep(); the fence below orders it.
+  const std::uint64_t after = idle_state_.fetch_sub(kSearching, std::memory_order_relaxed) - kSearching;
+  // Nobody slept at our decrement: a worker that goes to sleep later
+  // rescans the queues after its own announcement (docs/design/pool.md).
+  if (sleeping(after) == 0) return t;
+  // seq_cst: our decrement before reading the queues, as a submitter's push
+  // before its read of the idle word: a submitter that saw us searching and
+  // woke nobody has its task counted below.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+  const std::uint32_t looking = searching(s);
+  const std::uint32_t queued = pool_.queued_up_to(looking + std::min(sleeping(s), kWakeBatch));
+  if (queued <= looking) return t;
+  if (const std::uint32_t n = wake(queued - looking, false)) {
+    bump(w.counters.wakeups_sent, n);
+    trace_event(w, TraceKind::wake_sent);
   }
   return t;
 }
@@ -103,20 +112,29 @@ bool IdleWorkers::notify_one() noexcept {
   // relaxed: ordered after the caller's push by its seq_cst fence.
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
   if (searching(s) != 0 || sleeping(s) == 0) return false;  // someone looks already, or nobody sleeps
-  int idx;
+  return wake(1, true) != 0;
+}
+
+std::uint32_t IdleWorkers::wake(std::uint32_t want, bool only_if_none_searching) noexcept {
+  std::array<int, kWakeBatch> woken;
+  std::uint32_t n = 0;
   {
     std::lock_guard lock(sleepers_mutex_);
-    const std::uint64_t again = idle_state_.load(std::memory_order_relaxed);  // relaxed: under the lock
-    if (searching(again) != 0 || sleepers_.empty()) return false;
-    idx = sleepers_.back();
-    sleepers_.pop_back();
-    // The woken worker starts out searching, so the next submitters do not
-    // wake another for the same task. relaxed: the lock orders it against
-    // other sleep transitions; the unpark below publishes to the worker.
-    idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);
+    // relaxed: under the lock, as every sleep transition.
+    if (only_if_none_searching && searching(idle_state_.load(std::memory_order_relaxed)) != 0) return 0;
+    n = std::min({want, kWakeBatch, static_cast<std::uint32_t>(sleepers_.size())});
+    for (std::uint32_t i = 0; i < n; ++i) {
+      woken[i] = sleepers_.back();
+      sleepers_.pop_back();
+    }
+    // The woken workers start out searching, so the next submitters and
+    // finders do not wake others for the same tasks. relaxed: the lock
+    // orders it against other sleep transitions; the unparks below publish
+    // to the workers.
+    idle_state_.fetch_add(n * (kSearching - kSleeping), std::memory_order_relaxed);
   }
-  pool_.workers_[static_cast<std::size_t>(idx)]->parker.unpark();
-  return true;
+  for (std::uint32_t i = 0; i < n; ++i) pool_.workers_[static_cast<std::size_t>(woken[i])]->parker.unpark();
+  return n;
 }
 
 namespace {

@@ -1,8 +1,10 @@
 // The pool's sleep protocol: workers that found no task search for a
 // bounded time, announce that they sleep, rescan, and park; a submitter
-// wakes one of them only when none is searching; outside threads wait for
-// the pool to go quiet. (oneTBB separates these roles the same way: its
-// outermost, sleep and external waiters in src/tbb/waiters.h.) The protocol
+// wakes one of them only when none is searching, and a searcher that finds
+// a task wakes more while tasks outnumber the searchers (the wake ramp);
+// outside threads wait for the pool to go quiet. (oneTBB separates these
+// roles the same way: its outermost, sleep and external waiters in
+// src/tbb/waiters.h.) The protocol
 // and its no-lost-wake-up argument: docs/design/pool.md; its model:
 // tests/model/pool.pml.
 #pragma once
@@ -34,6 +36,13 @@ class IdleWorkers {
   // Returns whether it woke one (for the caller's WorkerStats).
   bool notify_one() noexcept;
 
+  // The most sleepers one call wakes. A wake-up costs the waker a futex
+  // syscall (~2-5 us here), so one thread waking 64 would hold its own task
+  // back for a few hundred us; with a batch of 8, the workers it wakes each
+  // wake up to 8 more (found()), and the pool comes up in a tree of depth
+  // log8(k), not a chain of k.
+  static constexpr std::uint32_t kWakeBatch = 8;
+
   // Returns when the pool is quiescent (wait_idle, shutdown).
   void wait_quiescent() noexcept;
 
@@ -51,10 +60,15 @@ class IdleWorkers {
   static std::uint32_t searching(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s); }
   static std::uint32_t sleeping(std::uint64_t s) noexcept { return static_cast<std::uint32_t>(s >> 32); }
 
-  // Ends w's search because it found `t`: the last searcher to find work
-  // wakes another if more is queued, so a burst pushed before anyone woke
-  // is shared.
+  // Ends w's search because it found `t`. The ramp: while sleepers remain,
+  // a searcher that finds work wakes as many as are queued tasks beyond
+  // the searchers already looking (at most kWakeBatch), so a burst pushed
+  // before anyone woke brings up the workers it needs in parallel.
   Task* found(Worker& w, Task* t) noexcept;
+  // Takes up to min(want, kWakeBatch) sleepers off the list, counts them as
+  // searching, and unparks them after the lock; if `only_if_none_searching`,
+  // none while a worker searches. Returns how many it woke.
+  std::uint32_t wake(std::uint32_t want, bool only_if_none_searching) noexcept;
   // Parks w, counting the park, the wake-up and the time on each side of
   // it in w's counters; returns when it woke (now_ns()).
   static std::int64_t park(Worker& w, const WaitOptions& opts) noexcept;

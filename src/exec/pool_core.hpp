@@ -111,6 +111,8 @@ class PoolCore {
   Task* find_task(Worker& w) noexcept;
   Task* steal_any(Worker& w) noexcept;
   bool anything_queued() const noexcept;
+  // Tasks queued in every deque, counted until `cap` is reached (a snapshot).
+  std::uint32_t queued_up_to(std::uint32_t cap) const noexcept;
   Source& injector_for_this_thread();
 
  public:

@@ -303,6 +303,17 @@ bool PoolCore::anything_queued() const noexcept {
   return !overflow_.deque.empty();
 }
 
+std::uint32_t PoolCore::queued_up_to(std::uint32_t cap) const noexcept {
+  std::uint64_t n = 0;
+  auto add = [&](const Source& s) { return (n += static_cast<std::uint64_t>(s.deque.size())) >= cap; };
+  for (const auto& w : workers_)
+    if (add(w->source)) return cap;
+  const int count = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
+  for (int i = 0; i < count; ++i)  // relaxed: the pointers were published by the acquire above
+    if (add(*injectors_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed))) return cap;
+  return add(overflow_) ? cap : static_cast<std::uint32_t>(n);
+}
+
 namespace {
 // A thief widens its search by one ring after this many searches in a row
 // found nothing: bounded, so a task far away waits a few empty searches of

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Model-checks one protocol with spin: the model must verify with no error,
-# with each variant it offers, and its -DBROKEN variant must fail (a model
-# that cannot fail proves nothing). Usage: check.sh MODEL   (MODEL.pml in this folder)
+# with each variant it offers, and each of its -DBROKEN... variants must fail
+# (a model that cannot fail proves nothing). Usage: check.sh MODEL   (MODEL.pml in this folder)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 model=$1
@@ -47,14 +47,22 @@ for flags in "${variants[@]}"; do
   fi
 done
 
-echo "$model: the broken variant must fail"
-out=$(verify "-DBROKEN")
-echo "$out" | head -n -1
-errors=$(echo "$out" | tail -n 1)
-if [ "$errors" = "0" ]; then
-  echo "FAIL: spin found no error in the broken variant of $model: the model cannot tell right from wrong"
+# Every broken variant the model names (-DBROKEN, -DBROKEN_<what>) must fail.
+variants=$(grep -oE '^#if(n?def)? +BROKEN[A-Z_]*' "$model.pml" | awk '{print $2}' | sort -u)
+if [ -z "$variants" ]; then
+  echo "FAIL: $model names no BROKEN variant: a model that cannot fail proves nothing"
   exit 1
 fi
-echo "  counterexample found, as it must be (last steps):"
-spin -t -p -DBROKEN "$model.pml" 2>/dev/null | grep -E '^ *[0-9]+:' | tail -n 8 | sed 's/^/    /'
+for v in $variants; do
+  echo "$model: the broken variant $v must fail"
+  out=$(verify "-D$v")
+  echo "$out" | head -n -1
+  errors=$(echo "$out" | tail -n 1)
+  if [ "$errors" = "0" ]; then
+    echo "FAIL: spin found no error in the broken variant $v of $model: the model cannot tell right from wrong"
+    exit 1
+  fi
+  echo "  counterexample found, as it must be (last steps):"
+  spin -t -p "-D$v" "$model.pml" 2>/dev/null | grep -E '^ *[0-9]+:' | tail -n 8 | sed 's/^/    /'
+done
 echo "$model: 1 passed, 0 failed"

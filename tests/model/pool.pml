@@ -14,22 +14,32 @@
  * announce sleep (list themselves, searching -> sleeping), rescan, and
  * either cancel the sleep (work appeared) or park.
  *
+ * The wake ramp (IdleWorkers::found()): a worker that finds a task while
+ * others sleep reads the searchers and the queue and wakes, in one step
+ * under the mutex, up to (queued - searching) sleepers, each counted as
+ * searching; it unparks them after the lock. With 3 workers a ramp can
+ * wake 2 at once.
+ *
  * Checked: when no process can move (`timeout`), no task is left queued —
  * every posted task is eventually run while a worker exists — and the
- * counters are consistent. spin also reports any deadlock (a process stuck
+ * counters are consistent (nobody searching, `sleeping` equal to the
+ * workers on the list). spin also reports any deadlock (a process stuck
  * outside an end state).
  *
  * -DBROKEN: the submitter reads the idle word before it publishes the task.
  * spin must find the lost wake-up (a task queued, every worker parked).
+ * -DBROKEN_RAMP: the ramp takes its sleepers off the list but leaves them
+ * counted as sleeping (the woken worker is to count itself as searching):
+ * spin must find the counters out of step with the list.
  */
 #ifndef NW
-#define NW 2
+#define NW 3
 #endif
 #ifndef NS
-#define NS 2
+#define NS 1
 #endif
 #ifndef NT
-#define NT 2
+#define NT 3
 #endif
 
 byte queue = 0;
@@ -66,6 +76,35 @@ inline notify_one(idx) {
   fi
 }
 
+/* found()'s ramp: after the searcher's decrement and fence, read the
+ * searchers and the queue, take up to (queued - searching) sleepers under
+ * the mutex, unpark each after it. */
+inline wake_ramp(want, k, woke) {
+  want = searching;
+  if
+  :: queue > want -> want = queue - want
+  :: else -> want = 0
+  fi;
+  atomic {
+    k = 0;
+    do
+    :: k < NW && want > 0 && listed[k] ->
+         listed[k] = false;
+#ifndef BROKEN_RAMP
+         sleeping--; searching++;
+#endif
+         woke[k] = true; want--; k++
+    :: k < NW && !(want > 0 && listed[k]) -> k++
+    :: k >= NW -> break
+    od
+  };
+  k = 0;
+  do
+  :: k < NW -> if :: woke[k] -> woke[k] = false; permit[k] = true :: else -> skip fi; k++
+  :: else -> break
+  od
+}
+
 proctype submitter() {
   byte i = 0;
   byte idx;
@@ -88,8 +127,9 @@ proctype submitter() {
 proctype worker(byte id) {
   bool is_searching = false;
   bool was_listed;
-  byte before;
-  byte idx;
+  byte want;
+  byte k;
+  bool woke[NW];
 loop:
   if
   :: atomic { queue > 0 -> queue-- } -> goto execute_task
@@ -122,19 +162,31 @@ end_park:
        goto loop
   fi;
 found:
-  atomic { before = searching; searching-- };
+  atomic { searching--; want = sleeping };
   is_searching = false;
-  if :: before == 1 && queue > 0 -> notify_one(idx) :: else -> skip fi;  /* the last searcher wakes another */
+  if :: want > 0 -> wake_ramp(want, k, woke) :: else -> skip fi;    /* nobody slept: later sleepers rescan */
 execute_task:
   ran++;
   goto loop
 }
 
+inline count_listed(n, k) {
+  n = 0; k = 0;
+  do
+  :: k < NW -> if :: listed[k] -> n++ :: else -> skip fi; k++
+  :: else -> break
+  od
+}
+
 active proctype monitor() {
+  byte n;
+  byte k;
   timeout ->
     assert(queue == 0);
     assert(ran == NS * NT);
-    assert(searching == 0)
+    assert(searching == 0);
+    count_listed(n, k);
+    assert(sleeping == n)
 }
 
 init {

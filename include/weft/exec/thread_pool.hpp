@@ -11,7 +11,9 @@
 // (it only pushes; workers steal), so submitting from outside is a store
 // and a fence, not a lock. Idle workers search for a bounded time
 // (WaitOptions), then park; a submitter wakes at most one parked worker and
-// only when no worker is already searching. Thieves try victims in rings of
+// only when no worker is already searching, and a searcher that finds a
+// task wakes as many more sleepers as there are queued tasks nobody looks
+// for yet (a burst of k tasks brings up k workers in parallel). Thieves try victims in rings of
 // topology distance, nearest first (weft/detail/exec/victim_rings.hpp), so
 // a construction with Placement::none waits until every worker has started
 // and said where it runs.
