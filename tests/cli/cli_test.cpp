@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli_run.hpp"
+#include "weft/topo/placement.hpp"
 
 namespace {
 
@@ -91,6 +92,22 @@ TEST(Cli, HelpExitsZero) {
     const CliRun r = run_cli(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub << "\n" << r;
     EXPECT_NE(r.out.find("--"), std::string::npos) << r;
+  }
+}
+
+// The help lists every placement the parser takes, so a new policy cannot
+// stay undocumented; each (bar one_per_core, which needs two cores) runs.
+TEST(Cli, RingHelpNamesEveryPlacement) {
+  const CliRun help = run_cli("ring --help");
+  ASSERT_EQ(help.status, 0) << help;
+  for (const weft::Placement p : {weft::Placement::none, weft::Placement::compact, weft::Placement::spread,
+                                  weft::Placement::one_per_core, weft::Placement::numa}) {
+    const std::string name(weft::to_string(p));
+    EXPECT_EQ(weft::parse_placement(name), p) << name;
+    EXPECT_NE(help.out.find(name), std::string::npos) << "ring --help does not name placement " << name << "\n" << help;
+    if (p == weft::Placement::one_per_core) continue;  // needs two cores; this machine may have one with SMT
+    const CliRun run = run_cli("ring --threads 2 --flag weft --hops 1000 --reps 1 --placement " + name);
+    EXPECT_EQ(run.status, 0) << name << "\n" << run;
   }
 }
 

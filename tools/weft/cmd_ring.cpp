@@ -57,7 +57,7 @@ void add_options(CLI::App& sub, RingOptions& o) {
                  "Flags to measure, comma list: condvar, seq_cst, release, pause, atomic_wait, futex, weft "
                  "(default all)");
   sub.add_option("--hops", o.hops, "Hops per run (default 5e5 spinning and weft, 5e4 sleeping flags)");
-  sub.add_option("--placement", o.placement, "none, compact, spread, one_per_core (default none)");
+  sub.add_option("--placement", o.placement, "none, compact, spread, one_per_core, numa (default none)");
   sub.add_option("--time-limit", o.time_limit, "Seconds before a crawling run is stopped (default 5)");
 }
 
