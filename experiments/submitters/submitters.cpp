@@ -88,8 +88,7 @@ std::vector<double> round_trip(const Options& o, int idle) {
     idlers.emplace_back([&] {
       pool.post([] {});
       registered.arrive_and_wait();
-      // acquire: a stop flag only.
-      while (!leave.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      leave.wait(false, std::memory_order_acquire);  // acquire: a stop flag only; asleep till then
     });
   registered.arrive_and_wait();
   pool.wait_idle();
@@ -100,6 +99,7 @@ std::vector<double> round_trip(const Options& o, int idle) {
     samples.push_back(static_cast<double>(now_ns() - t0) / static_cast<double>(o.round_trips));
   }
   leave.store(true, std::memory_order_release);  // release: pairs with the idlers' acquire
+  leave.notify_all();
   for (auto& t : idlers) t.join();
   return samples;
 }
