@@ -26,6 +26,7 @@ int InjectionSlots::acquire() {
     throw std::length_error("weft::ThreadPool: " + std::to_string(kMaxSlots) +
                             " outside threads already hold an injection slot; one more cannot submit "
                             "until one of them exits");
+  free_.reserve(static_cast<std::size_t>(slot) + 1);  // so that release() never allocates
   std::atomic<Group*>& g = groups_[group_of(slot)];
   Group* group = g.load(std::memory_order_relaxed);  // relaxed: written under this lock
   if (group == nullptr) {
@@ -38,7 +39,7 @@ int InjectionSlots::acquire() {
   return slot;
 }
 
-void InjectionSlots::release(int slot) {
+void InjectionSlots::release(int slot) noexcept {
   std::lock_guard lock(mutex_);
   free_.push_back(slot);
 }
@@ -53,6 +54,7 @@ bool InjectionSlots::mark(int slot) noexcept {
   if ((g.ready.load(std::memory_order_seq_cst) & bit) != 0) return false;
   g.ready.fetch_or(bit, std::memory_order_seq_cst);  // seq_cst: then the summary, as above one level up
   const std::uint64_t gbit = std::uint64_t{1} << group_of(slot);
+  // seq_cst: the summary's Dekker pair with retire_group().
   if ((summary_.load(std::memory_order_seq_cst) & gbit) == 0) summary_.fetch_or(gbit, std::memory_order_seq_cst);
   return true;
 }

@@ -59,7 +59,8 @@ class InjectionSlots {
   // one); throws std::length_error when kMaxSlots threads hold one.
   int acquire();
   // Gives a slot back; tasks still in its deque stay there and are stolen.
-  void release(int slot);
+  // Never allocates (a thread's exit calls it).
+  void release(int slot) noexcept;
 
   // The slot's deque; `slot` was acquired (by anyone, ever).
   Source& source(int slot) const noexcept {
@@ -87,6 +88,7 @@ class InjectionSlots {
     // seq_cst: the loads of the bitmap take part in the Dekker pairs with
     // mark() and the thieves' clears.
     for (std::uint64_t gs = summary_.load(std::memory_order_seq_cst); gs != 0; gs &= gs - 1) {
+      // acquire: see the group and its Sources built (acquire()'s releases).
       const Group& g = *groups_[static_cast<std::size_t>(std::countr_zero(gs))].load(std::memory_order_acquire);
       for (std::uint64_t bits = g.ready.load(std::memory_order_seq_cst); bits != 0; bits &= bits - 1)
         if (f(*g.sources[static_cast<std::size_t>(std::countr_zero(bits))].load(std::memory_order_acquire)))
@@ -115,7 +117,7 @@ class InjectionSlots {
   // Slots made so far, [0, made_); published (release) after the Source.
   std::atomic<int> made_{0};
   std::mutex mutex_;     // acquire() and release()
-  std::vector<int> free_;  // released slots, guarded by mutex_
+  std::vector<int> free_;  // released slots, guarded by mutex_; capacity for every slot made
 };
 
 }  // namespace weft::detail
