@@ -69,7 +69,7 @@ bool InjectionSlots::retire_group(std::size_t g) noexcept {
   return true;
 }
 
-Steal InjectionSlots::steal(std::uint64_t start, Task*& out, bool& rearmed) noexcept {
+Steal InjectionSlots::steal(std::uint64_t start, Task*& out, bool& rearmed, bool clear) noexcept {
   // Thieves start at different groups and slots so that they do not all
   // fight over the first one.
   const auto g0 = static_cast<int>(start % kGroups);
@@ -81,7 +81,7 @@ Steal InjectionSlots::steal(std::uint64_t start, Task*& out, bool& rearmed) noex
     Group& group = *groups_[g].load(std::memory_order_acquire);  // acquire: see it built
     std::uint64_t bits = std::rotr(group.ready.load(std::memory_order_seq_cst), s0);  // seq_cst: as above
     if (bits == 0) {
-      if (retire_group(g)) {
+      if (clear && retire_group(g)) {
         rearmed = true;
         retry = true;
       }
@@ -96,6 +96,7 @@ Steal InjectionSlots::steal(std::uint64_t start, Task*& out, bool& rearmed) noex
         retry = true;
         continue;
       }
+      if (!clear) continue;
       // Empty: clear the bit, fence, look again. A push the look misses
       // came after the fence, and its owner's mark() sees the clear.
       const std::uint64_t bit = std::uint64_t{1} << s;

@@ -69,6 +69,10 @@ struct alignas(kCacheLine) Worker {
   std::vector<StealRing> ring_kinds;
   std::size_t reach = 0;
   int empty_searches = 0;
+  // Owner only: looks at the injection slots in a row that found nothing. From
+  // kPassesBeforeClearing on, the worker clears the injection bits of
+  // slots it finds empty (InjectionSlots::steal()).
+  int empty_passes = 0;
   std::uint64_t rng = 0;
   std::thread thread;
   WorkerCounters counters;

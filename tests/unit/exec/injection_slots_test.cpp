@@ -66,14 +66,31 @@ TEST(InjectionSlots, OnlyMarkedSlotsAreVisited) {
 
   Task* out = nullptr;
   bool rearmed = false;
-  EXPECT_EQ(slots.steal(7, out, rearmed), Steal::success);
+  EXPECT_EQ(slots.steal(7, out, rearmed, true), Steal::success);
   EXPECT_EQ(out, &t);
   EXPECT_FALSE(rearmed);
   // Still marked: the thief has not seen the slot empty yet.
   EXPECT_EQ(marked(slots).size(), 1u);
-  EXPECT_EQ(slots.steal(7, out, rearmed), Steal::empty);
+  EXPECT_EQ(slots.steal(7, out, rearmed, true), Steal::empty);
   EXPECT_FALSE(rearmed);
   EXPECT_TRUE(marked(slots).empty());  // found empty: the bit (and its group's) cleared
+}
+
+TEST(InjectionSlots, ALookThatDoesNotClearLeavesTheBits) {
+  InjectionSlots slots;
+  const int a = slots.acquire();
+  Task t = make_task();
+  slots.source(a).deque.push(&t);
+  slots.mark(a);
+  Task* out = nullptr;
+  bool rearmed = false;
+  EXPECT_EQ(slots.steal(0, out, rearmed, false), Steal::success);
+  EXPECT_EQ(slots.steal(0, out, rearmed, false), Steal::empty);
+  EXPECT_EQ(marked(slots).size(), 1u);  // stale, costs a look
+  EXPECT_FALSE(slots.mark(a));          // the next push finds its bit set: one load
+  EXPECT_EQ(slots.steal(0, out, rearmed, true), Steal::empty);
+  EXPECT_TRUE(marked(slots).empty());
+  EXPECT_FALSE(rearmed);
 }
 
 TEST(InjectionSlots, EveryStartFindsEveryMarkedSlot) {
@@ -90,7 +107,7 @@ TEST(InjectionSlots, EveryStartFindsEveryMarkedSlot) {
     std::vector<Task*> got;
     Task* out = nullptr;
     bool rearmed = false;
-    while (slots.steal(start, out, rearmed) == Steal::success) got.push_back(out);
+    while (slots.steal(start, out, rearmed, true) == Steal::success) got.push_back(out);
     ASSERT_EQ(got.size(), 3u) << "start " << start;
     for (int k = 0; k < 3; ++k) {
       const auto i = static_cast<std::size_t>(picked[k]);

@@ -75,10 +75,11 @@ class InjectionSlots {
   bool mark(int slot) noexcept;
 
   // A thief: steals from a slot that may hold work, trying slots from a
-  // place picked by `start`. A slot found empty loses its bit and is looked
-  // at again; one that refilled meanwhile is marked again and `rearmed` set:
-  // the caller fences and wakes a sleeper as after a push.
-  Steal steal(std::uint64_t start, Task*& out, bool& rearmed) noexcept;
+  // place picked by `start`. If `clear`, a slot found empty loses its bit
+  // and is looked at again; one that refilled meanwhile is marked again and
+  // `rearmed` set: the caller fences and wakes a sleeper as after a push.
+  // (Without `clear` stale bits stay: they only cost a look.)
+  Steal steal(std::uint64_t start, Task*& out, bool& rearmed, bool clear) noexcept;
 
   // Calls f(source) for every slot whose bits say it may hold work, until f
   // returns true (then returns true). Exact for the sleep protocol: see
