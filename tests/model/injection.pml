@@ -18,6 +18,10 @@
  * likewise. Finding nothing it searches, announces sleep, rescans through
  * the bits (anything_queued()) and parks or cancels, as in pool.pml.
  *
+ * Every pass here clears (the code's thieves clear only after 16 empty
+ * looks in a row): a pass that does not clear only reads the bits and
+ * steals, and a bit it leaves set only over-states where work is.
+ *
  * The worker's search spin is one steal pass (the loop's); each pass's
  * locals are reset after use, so that they do not multiply the states.
  *
