@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -34,19 +35,21 @@ struct Options {
   int reps = 7;
 };
 
-[[noreturn]] void usage(const char* why) {
+[[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
-               "weft_submitters: %s\nusage: weft_submitters [--workers N] [--idle-submitters K] "
-               "[--round-trips N] [--concurrent M] [--tasks-per P] [--reps R]\n",
-               why);
+               "weft_submitters: %s (options: --workers N --idle-submitters K --round-trips N --concurrent M "
+               "--tasks-per P --reps R)\n",
+               why.c_str());
   std::exit(2);
 }
 
-long parse(const char* flag, const char* text, long least) {
+long parse(const char* flag, const char* text, long least, long most) {
   char* end = nullptr;
+  errno = 0;
   const long v = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || v < least) usage((std::string(flag) + " wants an integer >= " +
-                                                       std::to_string(least) + ", got '" + text + "'").c_str());
+  if (end == text || *end != '\0' || errno != 0 || v < least || v > most)
+    usage(std::string(flag) + " wants an integer from " + std::to_string(least) + " to " + std::to_string(most) +
+          ", got '" + text + "'");
   return v;
 }
 
@@ -54,15 +57,15 @@ Options parse_options(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const char* flag = argv[i];
-    if (i + 1 == argc) usage((std::string(flag) + " needs a value").c_str());
+    if (i + 1 == argc) usage(std::string(flag) + " needs a value");
     const char* v = argv[++i];
-    if (std::strcmp(flag, "--workers") == 0) o.workers = static_cast<int>(parse(flag, v, 1));
-    else if (std::strcmp(flag, "--idle-submitters") == 0) o.idle_submitters = static_cast<int>(parse(flag, v, 0));
-    else if (std::strcmp(flag, "--round-trips") == 0) o.round_trips = parse(flag, v, 1);
-    else if (std::strcmp(flag, "--concurrent") == 0) o.concurrent = static_cast<int>(parse(flag, v, 1));
-    else if (std::strcmp(flag, "--tasks-per") == 0) o.tasks_per = static_cast<int>(parse(flag, v, 1));
-    else if (std::strcmp(flag, "--reps") == 0) o.reps = static_cast<int>(parse(flag, v, 1));
-    else usage((std::string("unknown option ") + flag).c_str());
+    if (std::strcmp(flag, "--workers") == 0) o.workers = static_cast<int>(parse(flag, v, 1, 4096));
+    else if (std::strcmp(flag, "--idle-submitters") == 0) o.idle_submitters = static_cast<int>(parse(flag, v, 0, 4000));
+    else if (std::strcmp(flag, "--round-trips") == 0) o.round_trips = parse(flag, v, 1, 1'000'000'000);
+    else if (std::strcmp(flag, "--concurrent") == 0) o.concurrent = static_cast<int>(parse(flag, v, 1, 4000));
+    else if (std::strcmp(flag, "--tasks-per") == 0) o.tasks_per = static_cast<int>(parse(flag, v, 1, 1'000'000));
+    else if (std::strcmp(flag, "--reps") == 0) o.reps = static_cast<int>(parse(flag, v, 1, 1000));
+    else usage(std::string("unknown option ") + flag);
   }
   return o;
 }
