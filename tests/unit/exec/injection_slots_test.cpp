@@ -169,6 +169,31 @@ TEST(InjectionSlots, TasksLeftInAReleasedSlotRunOnce) {
   EXPECT_EQ(later.load(std::memory_order_relaxed), 10);
 }
 
+// Posts from a thread_local destructor that runs after the thread gave its
+// slots back: the post borrows a slot for itself and gives it back at once.
+struct PostAtExit {
+  weft::ThreadPool* pool = nullptr;
+  std::atomic<int>* ran = nullptr;
+  ~PostAtExit() {
+    if (pool != nullptr) pool->post([r = ran] { r->fetch_add(1, std::memory_order_relaxed); });
+  }
+};
+
+TEST(InjectionSlots, PostFromALateThreadLocalDestructorRuns) {
+  weft::test::Watchdog dog("a post from a thread_local destructor");
+  weft::ThreadPool pool(weft::PoolOptions{.workers = 1});
+  std::atomic<int> ran{0};
+  std::thread([&] {
+    // Built before the thread's first post builds its slot list, so
+    // destroyed after it.
+    thread_local PostAtExit at_exit;
+    at_exit = {&pool, &ran};
+    pool.post([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+  }).join();
+  pool.wait_idle();
+  EXPECT_EQ(ran.load(std::memory_order_relaxed), 2);  // relaxed: after wait_idle()
+}
+
 // A thread that outlives the pool it submitted to gives its slot back to
 // nothing: no dangling pointer (the sanitizer builds check).
 TEST(InjectionSlots, ThreadOutlivingThePoolExitsCleanly) {
