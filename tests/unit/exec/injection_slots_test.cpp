@@ -187,7 +187,8 @@ TEST(InjectionSlots, PostFromALateThreadLocalDestructorRuns) {
     // Built before the thread's first post builds its slot list, so
     // destroyed after it.
     thread_local PostAtExit at_exit;
-    at_exit = {&pool, &ran};
+    at_exit.pool = &pool;
+    at_exit.ran = &ran;
     pool.post([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
   }).join();
   pool.wait_idle();
