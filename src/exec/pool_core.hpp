@@ -9,11 +9,11 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/exec/deque.hpp"
+#include "weft/detail/exec/injection_slots.hpp"
 #include "weft/detail/exec/trace_ring.hpp"
 #include "idle_workers.hpp"
 #include "weft/exec/pool_stats.hpp"
@@ -46,15 +46,6 @@ struct alignas(kCacheLine) WorkerCounters {
   std::int64_t since_ns = 0;  // owner only: when the worker last started or woke, or parked
 };
 
-// A deque plus the count of tasks pushed into it, both written only by the
-// deque's owner (a worker, or one outside thread).
-struct alignas(kCacheLine) Source {
-  WorkStealingDeque deque;
-  // Tasks ever pushed here; owner-written (relaxed store of its own value
-  // plus one), read by wait_idle().
-  alignas(kCacheLine) std::atomic<std::uint64_t> pushed{0};
-};
-
 struct alignas(kCacheLine) Worker {
   Source source;
   Parker parker;
@@ -78,6 +69,10 @@ struct alignas(kCacheLine) Worker {
   std::vector<StealRing> ring_kinds;
   std::size_t reach = 0;
   int empty_searches = 0;
+  // Owner only: looks at the injection slots in a row that found nothing. From
+  // kPassesBeforeClearing on, the worker clears the injection bits of
+  // slots it finds empty (InjectionSlots::steal()).
+  int empty_passes = 0;
   std::uint64_t rng = 0;
   std::thread thread;
   WorkerCounters counters;
@@ -103,7 +98,6 @@ class PoolCore {
  private:
   friend class ::weft::ThreadPool;
   friend class IdleWorkers;
-  static constexpr int kMaxInjectors = 256;
 
   void run_worker(Worker& w);
   void set_victim_rings(const Topology& topo);
@@ -113,7 +107,14 @@ class PoolCore {
   bool anything_queued() const noexcept;
   // Tasks queued in every deque, counted until `cap` is reached (a snapshot).
   std::uint32_t queued_up_to(std::uint32_t cap) const noexcept;
-  Source& injector_for_this_thread();
+  // The calling outside thread's injection slot, taken on its first push.
+  struct Injector {
+    Source* source = nullptr;
+    int slot = -1;
+    bool borrowed = false;  // for this push only: the thread is exiting (given back after it)
+  };
+  Injector injector_for_this_thread();
+  Injector take_injector();
 
  public:
   void execute(Worker& w, Task* t) noexcept;
@@ -129,16 +130,11 @@ class PoolCore {
   std::atomic<int> unread_cpus_{0};
   std::atomic<bool> rings_ready_{false};
 
-  // Injection deques, one per outside thread that submits (owned by that
-  // thread's id), appended under injectors_mutex_ and published through
-  // injector_count_ (release) so thieves can scan without the lock.
-  std::array<std::atomic<Source*>, kMaxInjectors> injectors_{};
-  alignas(kCacheLine) std::atomic<int> injector_count_{0};
-  std::mutex injectors_mutex_;
-  std::unordered_map<std::thread::id, std::unique_ptr<Source>> injector_owners_;
-  // Past kMaxInjectors outside threads share this one, pushing under its mutex.
-  Source overflow_;
-  std::mutex overflow_mutex_;
+  // Injection slots, one per live outside thread that submits (weft/detail/
+  // exec/injection_slots.hpp). Shared with the threads that hold a slot,
+  // which keep only a weak_ptr: they give the slot back when they exit if
+  // the pool is still there.
+  std::shared_ptr<InjectionSlots> injection_ = std::make_shared<InjectionSlots>();
 
   // Sleep/wake protocol and quiescence waits (docs/design/pool.md).
   IdleWorkers idle_{*this};

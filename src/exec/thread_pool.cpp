@@ -39,14 +39,44 @@ std::string describe(std::exception_ptr e) {
 }  // namespace
 
 namespace {
-// The injection deque this outside thread pushed to last, by pool id.
+// The injection slot this outside thread pushed to last, by pool id.
 struct InjectorCache {
   std::uint64_t pool_id = 0;
   Source* source = nullptr;
+  int slot = -1;
 };
 InjectorCache& injector_cache() noexcept {
   thread_local InjectorCache cache;
   return cache;
+}
+
+// Every injection slot this outside thread holds, one per pool, given back
+// when the thread exits. weak_ptr: a pool destroyed first has nothing to
+// take back, and its table goes with it.
+struct HeldSlot {
+  std::uint64_t pool_id;
+  std::weak_ptr<InjectionSlots> table;
+  int slot;
+};
+thread_local bool t_slots_given_back = false;
+struct HeldSlots {
+  std::vector<HeldSlot> held;
+  HeldSlots() = default;
+  HeldSlots(const HeldSlots&) = delete;
+  HeldSlots& operator=(const HeldSlots&) = delete;
+  ~HeldSlots() {
+    t_slots_given_back = true;
+    injector_cache() = {};  // the slot may be someone else's from here on
+    for (const HeldSlot& h : held)
+      if (std::shared_ptr<InjectionSlots> table = h.table.lock()) table->release(h.slot);
+  }
+};
+// Null once the thread's thread_locals are being destroyed (a destructor
+// that submits then borrows a slot for each push).
+HeldSlots* held_slots() noexcept {
+  if (t_slots_given_back) return nullptr;
+  thread_local HeldSlots slots;
+  return &slots;
 }
 }  // namespace
 
@@ -199,25 +229,34 @@ PoolCore::~PoolCore() {
   }
 }
 
-Source& PoolCore::injector_for_this_thread() {
+PoolCore::Injector PoolCore::injector_for_this_thread() {
+  const InjectorCache& cache = injector_cache();
+  if (cache.pool_id == id_) return {cache.source, cache.slot};
+  return take_injector();
+}
+
+PoolCore::Injector PoolCore::take_injector() {
+  HeldSlots* slots = held_slots();
   InjectorCache& cache = injector_cache();
-  if (cache.pool_id == id_) return *cache.source;
-  std::lock_guard lock(injectors_mutex_);
-  auto& slot = injector_owners_[std::this_thread::get_id()];
-  if (!slot) {
-    const int count = injector_count_.load(std::memory_order_relaxed);  // relaxed: written under this lock
-    if (count == kMaxInjectors) {
-      cache = {};  // the shared overflow deque is never taken back from
-      return overflow_;
-    }
-    slot = std::make_unique<Source>();
-    // relaxed: published by the release store of the count below.
-    injectors_[static_cast<std::size_t>(count)].store(slot.get(), std::memory_order_relaxed);
-    // release: thieves that read the new count (acquire) see the pointer.
-    injector_count_.store(count + 1, std::memory_order_release);
+  if (slots != nullptr)
+    for (const HeldSlot& h : slots->held)
+      if (h.pool_id == id_) {
+        cache = {id_, &injection_->source(h.slot), h.slot};
+        return {cache.source, cache.slot};
+      }
+  const int slot = injection_->acquire();
+  Source* source = &injection_->source(slot);
+  if (slots == nullptr) return {source, slot, true};
+  try {
+    // Slots of pools that are gone have nothing to give back to.
+    std::erase_if(slots->held, [](const HeldSlot& h) { return h.table.expired(); });
+    slots->held.push_back({id_, injection_, slot});
+  } catch (...) {
+    injection_->release(slot);
+    throw;
   }
-  cache = {id_, slot.get()};
-  return *slot;
+  cache = {id_, source, slot};
+  return {source, slot};
 }
 
 void PoolCore::push(Task* t) {
@@ -243,30 +282,35 @@ void PoolCore::push(Task* t) {
     t->discard(t);
     throw std::runtime_error("weft::ThreadPool: submit to a pool that is shut down");
   }
-  Source& s = injector_for_this_thread();
-  const bool shared = &s == &overflow_;
-  {
-    std::unique_lock lock(overflow_mutex_, std::defer_lock);
-    if (shared) lock.lock();  // the overflow deque has many owners, one at a time
-    bump(s.pushed);
-    s.deque.push(t);
+  Injector in;
+  try {
+    in = injector_for_this_thread();
+  } catch (...) {
+    t->discard(t);
+    throw;
   }
+  Source& s = *in.source;
+  bump(s.pushed);
+  s.deque.push(t);
   sched_point();
-  // seq_cst fence: as above, and against shutdown(): either shutdown's
-  // fence comes later and its quiescence check sees this push, or we see
-  // closed_ below.
+  // seq_cst fence: as above, against shutdown() (either shutdown's fence
+  // comes later and its quiescence check sees this push, or we see
+  // closed_ below), and against a thief that clears the slot's bit
+  // (mark() reads the bit after it).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (closed_.load(std::memory_order_relaxed)) {  // relaxed: ordered by the fence
-    std::unique_lock lock(overflow_mutex_, std::defer_lock);
-    if (shared) lock.lock();
     if (s.deque.pop() == t) {
       s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-      lock = {};
+      if (in.borrowed) injection_->release(in.slot);
       t->discard(t);
       throw std::runtime_error("weft::ThreadPool: submit to a pool that is shut down");
     }
     // A worker already took it: it runs, the submission stands.
   }
+  // seq_cst fence: a bit we set is part of the push a sleeper's rescan
+  // must see (the same Dekker pair as above).
+  if (injection_->mark(in.slot)) std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (in.borrowed) injection_->release(in.slot);
   idle_.notify_one();
 }
 
@@ -297,10 +341,7 @@ std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const
 bool PoolCore::anything_queued() const noexcept {
   for (const auto& w : workers_)
     if (!w->source.deque.empty()) return true;
-  const int n = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
-  for (int i = 0; i < n; ++i)
-    if (!injectors_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed)->deque.empty()) return true;
-  return !overflow_.deque.empty();
+  return injection_->any_marked([](const Source& s) { return !s.deque.empty(); });
 }
 
 std::uint32_t PoolCore::queued_up_to(std::uint32_t cap) const noexcept {
@@ -308,10 +349,7 @@ std::uint32_t PoolCore::queued_up_to(std::uint32_t cap) const noexcept {
   auto add = [&](const Source& s) { return (n += static_cast<std::uint64_t>(s.deque.size())) >= cap; };
   for (const auto& w : workers_)
     if (add(w->source)) return cap;
-  const int count = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
-  for (int i = 0; i < count; ++i)  // relaxed: the pointers were published by the acquire above
-    if (add(*injectors_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed))) return cap;
-  return add(overflow_) ? cap : static_cast<std::uint32_t>(n);
+  return injection_->any_marked(add) ? cap : static_cast<std::uint32_t>(n);
 }
 
 namespace {
@@ -319,6 +357,13 @@ namespace {
 // found nothing: bounded, so a task far away waits a few empty searches of
 // the near rings (each a load or two per victim), not a park.
 constexpr int kEmptySearchesPerRing = 2;
+
+// A thief clears the injection bits of empty slots only after this many
+// looks in a row at the injection slots found nothing (~1 us of spinning here): a submitter that
+// waits for its task and posts the next one sooner finds its bit still set
+// and pays a load, not two read-modify-writes and a fence against the
+// thief's clear (+130 ns on the remote round trip when every search cleared).
+constexpr int kPassesBeforeClearing = 16;
 
 // A random index below n: xorshift64, scaled by a multiply rather than a
 // division (a steal attempt costs a few ns; a 64-bit divide would be most
@@ -353,26 +398,20 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
         retry |= s == Steal::retry;
       }
     }
-    const int n = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
-    for (int i = 0; i < n; ++i) {
-      // Workers start at different injectors so they do not all fight over one.
-      const int k = (i + w.index) % n;
-      // relaxed: the pointer was published by the acquire load of the count.
-      Source* s = injectors_[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
-      const Steal r = s->deque.steal(t);
-      if (r == Steal::success) {
-        bump(w.counters.steals_from_submitters);
-        trace_event(w, TraceKind::steal);
-        return t;
-      }
-      retry |= r == Steal::retry;
+    bool rearmed = false;
+    const Steal r = injection_->steal(w.rng, t, rearmed, w.empty_passes >= kPassesBeforeClearing);
+    if (rearmed) {
+      // seq_cst fence: a bit set again is a push (see push()).
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (idle_.notify_one()) bump(w.counters.wakeups_sent);
     }
-    const Steal r = overflow_.deque.steal(t);
     if (r == Steal::success) {
       bump(w.counters.steals_from_submitters);
       trace_event(w, TraceKind::steal);
+      w.empty_passes = 0;
       return t;
     }
+    if (w.empty_passes < kPassesBeforeClearing) ++w.empty_passes;
     retry |= r == Steal::retry;
     if (!retry) break;
   }
@@ -444,11 +483,7 @@ bool PoolCore::quiescent() const noexcept {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   std::uint64_t pushed = 0;
   for (const auto& w : workers_) pushed += w->source.pushed.load(std::memory_order_acquire);  // acquire: as above
-  const int n = injector_count_.load(std::memory_order_acquire);  // acquire: see the pointers
-  for (int i = 0; i < n; ++i)
-    pushed += injectors_[static_cast<std::size_t>(i)].load(std::memory_order_relaxed)->pushed.load(
-        std::memory_order_acquire);
-  pushed += overflow_.pushed.load(std::memory_order_acquire);  // acquire: as above
+  pushed += injection_->pushed();
   return completed == pushed;
 }
 

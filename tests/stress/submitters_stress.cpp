@@ -1,6 +1,6 @@
-// Many outside submitters: more threads than the pool has injection slots
-// (256), all submitting at once. Every task runs exactly once, including
-// those of the submitters past the slots, and wait_idle() sees them all.
+// Many outside submitters: a thousand threads, far more than a group of
+// injection slots (64) and than the 256 slots there once were, all
+// submitting at once. Every task runs exactly once and wait_idle() sees them all.
 // Counters are relaxed: only read after wait_idle() and the joins.
 #include <gtest/gtest.h>
 

@@ -1,0 +1,149 @@
+// weft_submitters: what many outside submitting threads cost the pool.
+//
+//   round trip: one outside thread submits a task and waits until a worker
+//     ran it (the `weft-submit-get-remote` round trip of `weft tasks`), with
+//     `--idle-submitters K` other threads that submitted once and stay alive
+//     and idle meanwhile: their injection slots are what thieves might walk.
+//   throughput: `--concurrent M` threads post `--tasks-per P` tasks each, all
+//     at once, timed from the start gate to wait_idle().
+//
+// Prints one line per measurement: the median over --reps with min and max.
+// Speed is measured here, never asserted.
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "weft/detail/exec/remote_wait.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace {
+
+struct Options {
+  int workers = 2;
+  int idle_submitters = 255;
+  long round_trips = 20'000;
+  int concurrent = 1000;
+  int tasks_per = 100;
+  int reps = 7;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr,
+               "weft_submitters: %s (options: --workers N --idle-submitters K --round-trips N --concurrent M "
+               "--tasks-per P --reps R)\n",
+               why.c_str());
+  std::exit(2);
+}
+
+long parse(const char* flag, const char* text, long least, long most) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || v < least || v > most)
+    usage(std::string(flag) + " wants an integer from " + std::to_string(least) + " to " + std::to_string(most) +
+          ", got '" + text + "'");
+  return v;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const char* flag = argv[i];
+    if (i + 1 == argc) usage(std::string(flag) + " needs a value");
+    const char* v = argv[++i];
+    if (std::strcmp(flag, "--workers") == 0) o.workers = static_cast<int>(parse(flag, v, 1, 4096));
+    else if (std::strcmp(flag, "--idle-submitters") == 0) o.idle_submitters = static_cast<int>(parse(flag, v, 0, 4000));
+    else if (std::strcmp(flag, "--round-trips") == 0) o.round_trips = parse(flag, v, 1, 1'000'000'000);
+    else if (std::strcmp(flag, "--concurrent") == 0) o.concurrent = static_cast<int>(parse(flag, v, 1, 4000));
+    else if (std::strcmp(flag, "--tasks-per") == 0) o.tasks_per = static_cast<int>(parse(flag, v, 1, 1'000'000));
+    else if (std::strcmp(flag, "--reps") == 0) o.reps = static_cast<int>(parse(flag, v, 1, 1000));
+    else usage(std::string("unknown option ") + flag);
+  }
+  return o;
+}
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void print(const char* what, const char* unit, std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  std::printf("%s: median %.1f %s (min %.1f, max %.1f, %zu reps)\n", what, samples[samples.size() / 2], unit,
+              samples.front(), samples.back(), samples.size());
+}
+
+// ns per round trip, `idle` other outside threads registered and alive.
+std::vector<double> round_trip(const Options& o, int idle) {
+  weft::ThreadPool pool(weft::PoolOptions{.workers = o.workers});
+  std::barrier registered(idle + 1);
+  std::atomic<bool> leave{false};
+  std::vector<std::thread> idlers;
+  for (int i = 0; i < idle; ++i)
+    idlers.emplace_back([&] {
+      pool.post([] {});
+      registered.arrive_and_wait();
+      leave.wait(false, std::memory_order_acquire);  // acquire: a stop flag only; asleep till then
+    });
+  registered.arrive_and_wait();
+  pool.wait_idle();
+  std::vector<double> samples;
+  for (int r = 0; r < o.reps; ++r) {
+    const std::int64_t t0 = now_ns();
+    for (long i = 0; i < o.round_trips; ++i) weft::detail::wait_remote(pool.submit([] {}));
+    samples.push_back(static_cast<double>(now_ns() - t0) / static_cast<double>(o.round_trips));
+  }
+  leave.store(true, std::memory_order_release);  // release: pairs with the idlers' acquire
+  leave.notify_all();
+  for (auto& t : idlers) t.join();
+  return samples;
+}
+
+// tasks/s with `o.concurrent` threads posting at once.
+std::vector<double> throughput(const Options& o) {
+  std::vector<double> samples;
+  for (int r = 0; r < o.reps; ++r) {
+    weft::ThreadPool pool(weft::PoolOptions{.workers = o.workers});
+    std::atomic<long> ran{0};
+    std::barrier gate(o.concurrent + 1);
+    std::vector<std::thread> submitters;
+    for (int i = 0; i < o.concurrent; ++i)
+      submitters.emplace_back([&] {
+        gate.arrive_and_wait();
+        // relaxed: counted for the check after wait_idle() only.
+        for (int k = 0; k < o.tasks_per; ++k) pool.post([&ran] { ran.fetch_add(1, std::memory_order_relaxed); });
+      });
+    gate.arrive_and_wait();
+    const std::int64_t t0 = now_ns();
+    for (auto& t : submitters) t.join();
+    pool.wait_idle();
+    const std::int64_t dt = now_ns() - t0;
+    const long want = static_cast<long>(o.concurrent) * o.tasks_per;
+    if (ran.load(std::memory_order_relaxed) != want) {
+      std::fprintf(stderr, "weft_submitters: ran %ld of %ld tasks\n", ran.load(std::memory_order_relaxed), want);
+      std::exit(1);
+    }
+    samples.push_back(static_cast<double>(want) * 1e9 / static_cast<double>(dt));
+  }
+  return samples;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
+  std::printf("workers %d\n", o.workers);
+  print("round trip, 1 outside thread", "ns", round_trip(o, 0));
+  const std::string with = "round trip, " + std::to_string(o.idle_submitters) + " idle outside threads besides";
+  print(with.c_str(), "ns", round_trip(o, o.idle_submitters));
+  const std::string tp = std::to_string(o.concurrent) + " concurrent submitters x " + std::to_string(o.tasks_per);
+  print(tp.c_str(), "tasks/s", throughput(o));
+}
