@@ -267,7 +267,7 @@ void PoolCore::push(Task* t) {
     }
     // A worker already took it: it runs, the submission stands.
   }
-  idle_.notify_one();
+  idle_.notify_one(&s);
 }
 
 std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const void* ctx) noexcept {
