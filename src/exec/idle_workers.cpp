@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "pool_core.hpp"
 #include "weft/detail/sched_point.hpp"
@@ -16,16 +17,27 @@ Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
   // relaxed: submitters read it after their seq_cst fence; a stale count
   // can only cause one wake-up too many or too few, and "too few" is
   // covered by the rescan before sleeping.
-  idle_state_.fetch_add(kSearching, std::memory_order_relaxed);
-  for (;;) {
+  std::uint32_t others = searching(idle_state_.fetch_add(kSearching, std::memory_order_relaxed));
+  for (bool woken = false;;) {
     // Search for the spin budget (adaptive, like every wait in weft: an
-    // idle pool's searches keep failing and shrink to 1/64 of it).
-    Task* t = nullptr;
-    const auto spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; }, opts);
-    if (t != nullptr) {
-      adapt(spun, opts, 0);
-      bump(w.counters.spins_found_work);
-      return found(w, t);
+    // idle pool's searches keep failing and shrink to 1/64 of it), unless
+    // half the workers search already: then go straight to sleep, as Go's
+    // and Tokio's schedulers do. More searchers find a task no sooner, and
+    // each takes a CPU the submitter or the worker running a task may need
+    // (on 2 CPUs a third spinner made the remote round trip 3-10x slower).
+    // A worker a waker counted as searching searches: it was woken for a
+    // task. The count is a hint (relaxed, stale by the time we act): a
+    // worker that sleeps without searching is one whose search found
+    // nothing, which the protocol covers.
+    SpinOutcome spun{false, false, false, 0};  // no spin: nothing for the tuner to learn
+    if (std::exchange(woken, false) || 2 * others < static_cast<std::uint32_t>(pool_.size())) {
+      Task* t = nullptr;
+      spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; }, opts);
+      if (t != nullptr) {
+        adapt(spun, opts, 0);
+        bump(w.counters.spins_found_work);
+        return found(w, t);
+      }
     }
     // Announce the sleep, then look once more: a submitter that pushed
     // before our announcement either sees it and wakes us, or its push is
@@ -49,13 +61,18 @@ Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
         if (it != sleepers_.end()) {
           sleepers_.erase(it);
           was_listed = true;
-          idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed);  // relaxed: under the lock
+          // relaxed: under the lock.
+          others = searching(idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed));
         }
       }
-      if (!was_listed) park(w, WaitOptions{});  // a waker took us off the list: its permit is on its way
+      if (!was_listed) {
+        park(w, WaitOptions{});  // a waker took us off the list: its permit is on its way
+        woken = true;
+      }
       if (stopping && !pool_.anything_queued()) return leave();
     } else {
-      park(w, WaitOptions{std::chrono::nanoseconds(0), false});  // we have spun already
+      park(w, WaitOptions{std::chrono::nanoseconds(0), false});  // no spin: the search above was it
+      woken = true;
       // The waker counted us as searching. acquire: shutdown()'s stores
       // before its stop_ store (the queues are quiet by then).
       if (pool_.stop_.load(std::memory_order_acquire) && !pool_.anything_queued()) return leave();
@@ -107,12 +124,32 @@ Task* IdleWorkers::leave() noexcept {
   return nullptr;
 }
 
-bool IdleWorkers::notify_one() noexcept {
+bool IdleWorkers::notify_one(const Source* pushed_to) noexcept {
   sched_point();
   // relaxed: ordered after the caller's push by its seq_cst fence.
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
   if (searching(s) != 0 || sleeping(s) == 0) return false;  // someone looks already, or nobody sleeps
+  // Some worker is awake: it may look for our task before a sleeper could.
+  if (pushed_to != nullptr && sleeping(s) < static_cast<std::uint32_t>(pool_.size()) && !wake_needed(*pushed_to))
+    return false;
   return wake(1, true) != 0;
+}
+
+bool IdleWorkers::wake_needed(const Source& pushed_to) const noexcept {
+  // Each look is the one notify_one() would have taken, only later (after
+  // the same fence): a searcher seen covers our task as in the argument of
+  // docs/design/pool.md, and an empty deque means workers took every task
+  // pushed to it, ours included.
+  const std::int64_t until = now_ns() + kWakeGraceNs;
+  do {
+    for (int i = 0; i < kPollsPerClockRead; ++i) {
+      cpu_relax();
+      sched_point();
+      // relaxed: as in notify_one().
+      if (pushed_to.deque.empty() || searching(idle_state_.load(std::memory_order_relaxed)) != 0) return false;
+    }
+  } while (now_ns() < until);
+  return true;
 }
 
 std::uint32_t IdleWorkers::wake(std::uint32_t want, bool only_if_none_searching) noexcept {

@@ -311,7 +311,7 @@ void PoolCore::push(Task* t) {
   // must see (the same Dekker pair as above).
   if (injection_->mark(in.slot)) std::atomic_thread_fence(std::memory_order_seq_cst);
   if (in.borrowed) injection_->release(in.slot);
-  idle_.notify_one();
+  idle_.notify_one(&s);  // a borrowed slot given back above is still the pool's memory
 }
 
 std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const void* ctx) noexcept {

@@ -20,6 +20,14 @@
  * searching; it unparks them after the lock. With 3 workers a ramp can
  * wake 2 at once.
  *
+ * Two refinements need no step of their own: a worker that skips its
+ * search because half the workers search already is the search that found
+ * nothing (the nondeterministic spin below), and an outside submitter that
+ * polls the idle word for a while before waking (IdleWorkers::wake_needed)
+ * reads it later after the same fence, which the interleaving covers. Its
+ * other way out, its own deque found empty (every task it pushed taken), is
+ * modelled where the queue is that deque: with one submitter (NS == 1).
+ *
  * Checked: when no process can move (`timeout`), no task is left queued —
  * every posted task is eventually run while a worker exists — and the
  * counters are consistent (nobody searching, `sleeping` equal to the
@@ -117,7 +125,10 @@ proctype submitter() {
        if :: wake -> notify_one(idx) :: else -> skip fi;
 #else
        queue++;                                   /* push (then the seq_cst fence) */
-       notify_one(idx);
+       if
+       :: NS == 1 && queue == 0 -> skip           /* the grace saw our task taken */
+       :: true -> notify_one(idx)
+       fi;
 #endif
        i++
   :: else -> break
