@@ -92,16 +92,10 @@ void feed_from_outside(weft::TaskGroup& g, Books& b) {
   outside.join();
 }
 
-weft::PoolOptions workers(int n) {
-  weft::PoolOptions o;
-  o.workers = n;
-  return o;
-}
-
 TEST(GroupShardsStress, OneGroupFedFromEveryWorkerCountsEachTaskOnce) {
   const std::int64_t rounds = weft::test::stress_count(1000, 60);
   weft::test::Watchdog dog("one group fed from every worker");
-  weft::ThreadPool pool(workers(kWorkers));
+  weft::ThreadPool pool(weft::PoolOptions{.workers = kWorkers});
   weft::TaskGroup g(pool);  // reused: the shards start each round at zero
   for (std::int64_t r = 0; r < rounds; ++r) {
     Books b;
@@ -128,7 +122,7 @@ TEST(GroupShardsStress, OneGroupFedFromEveryWorkerCountsEachTaskOnce) {
 TEST(GroupShardsStress, CancelRacingRunsFromEveryWorker) {
   const std::int64_t rounds = weft::test::stress_count(1000, 60);
   weft::test::Watchdog dog("cancel racing run() from every worker");
-  weft::ThreadPool pool(workers(kWorkers));
+  weft::ThreadPool pool(weft::PoolOptions{.workers = kWorkers});
   for (std::int64_t r = 0; r < rounds; ++r) {
     Books b;
     bool threw = false;
