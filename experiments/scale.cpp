@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -22,13 +23,43 @@
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_reduce.h>
+#include <oneapi/tbb/task_group.h>
 #endif
 
 namespace weft::xp {
 
 namespace {
 
-// ---- the libraries: the same four calls, each made by one -------------------
+// ---- the libraries: the same calls, each made by one -----------------------
+
+// The group workloads with a library's group type G (built from `args`):
+// n tasks of f(i), spawned by `spawners` tasks that the workers take, into
+// one group shared by all of them, or each into a group of its own. Either
+// way the spawners return at once and the calling task waits (helping), so
+// the tasks run the same way, taken by whichever worker finds them: the
+// two differ only in how many spawners count into one group.
+template <class G, class F>
+void spawn_slice(G& g, std::int64_t n, int spawners, int s, const F& f) {
+  for (std::int64_t i = n * s / spawners; i < n * (s + 1) / spawners; ++i) g.run([&f, i] { f(i); });
+}
+template <class G, class F, class... Args>
+void spawn_into_one(std::int64_t n, int spawners, const F& f, Args&... args) {
+  G g{args...};
+  for (int s = 0; s < spawners; ++s) g.run([&g, &f, n, s, spawners] { spawn_slice(g, n, spawners, s, f); });
+  g.wait();
+}
+template <class G, class F, class... Args>
+void spawn_into_each(std::int64_t n, int spawners, const F& f, Args&... args) {
+  std::vector<std::unique_ptr<G>> groups;
+  for (int s = 0; s < spawners; ++s) groups.push_back(std::make_unique<G>(args...));
+  G spawning{args...};
+  for (int s = 0; s < spawners; ++s)
+    spawning.run([g = groups[static_cast<std::size_t>(s)].get(), &f, n, s, spawners] {
+      spawn_slice(*g, n, spawners, s, f);
+    });
+  spawning.wait();  // every task is counted in its group before the waits below
+  for (auto& g : groups) g->wait();
+}
 
 struct WeftCalls {
   ThreadPool* pool = nullptr;
@@ -45,6 +76,14 @@ struct WeftCalls {
   }
   double sum(const std::vector<double>& x) const {
     return parallel_reduce(*pool, x.begin(), x.end(), 0.0, std::plus<>{});
+  }
+  template <class F>
+  void one_group(std::int64_t n, int spawners, const F& f) const {
+    spawn_into_one<TaskGroup>(n, spawners, f, *pool);
+  }
+  template <class F>
+  void group_each(std::int64_t n, int spawners, const F& f) const {
+    spawn_into_each<TaskGroup>(n, spawners, f, *pool);
   }
 };
 
@@ -67,23 +106,33 @@ struct TbbCalls {
         Range(x.data(), x.data() + x.size()), 0.0,
         [](const Range& r, double acc) { return std::accumulate(r.begin(), r.end(), acc); }, std::plus<>{});
   }
+  template <class F>
+  void one_group(std::int64_t n, int spawners, const F& f) const {
+    spawn_into_one<oneapi::tbb::task_group>(n, spawners, f);
+  }
+  template <class F>
+  void group_each(std::int64_t n, int spawners, const F& f) const {
+    spawn_into_each<oneapi::tbb::task_group>(n, spawners, f);
+  }
 };
 #endif
 
 // ---- the workloads ----------------------------------------------------------
 
-enum class Work { fib, tasks, pfor, reduce };
+enum class Work { fib, tasks, pfor, reduce, group, groups };
 
 struct Workload {
   std::string_view name;
   Work work;
 };
 
-const std::array<Workload, 4> kWorkloads{{
+const std::array<Workload, 6> kWorkloads{{
     {"fib", Work::fib},
     {"tasks", Work::tasks},
     {"pfor", Work::pfor},
     {"reduce", Work::reduce},
+    {"group", Work::group},
+    {"groups", Work::groups},
 }};
 
 // The inputs every run reads, and the answers it must give.
@@ -142,6 +191,10 @@ double run_work(const Calls& calls, Work w, const Inputs& in, Marks& marks, std:
       return spin_items(in.p->tasks, in.task_iters, [&](std::int64_t n, const auto& f) { calls.fan_out(n, f); });
     case Work::pfor:
       return spin_items(in.p->pfor_n, in.item_iters, [&](std::int64_t n, const auto& f) { calls.for_each(n, f); });
+    case Work::group:
+      return spin_items(in.p->group_tasks, 0, [&](std::int64_t n, const auto& f) { calls.one_group(n, threads, f); });
+    case Work::groups:
+      return spin_items(in.p->group_tasks, 0, [&](std::int64_t n, const auto& f) { calls.group_each(n, threads, f); });
     case Work::reduce: {
       const std::int64_t t0 = wall_ns();
       const double s = calls.sum(in.x);
@@ -198,6 +251,10 @@ std::string what_of(Work w, const ScaleParams& p) {
     case Work::pfor:
       return "parallel_for of " + std::to_string(p.pfor_n) + " items of ~" + std::to_string(p.item_ns) + " ns";
     case Work::reduce: return "sum of " + std::to_string(p.reduce_n) + " doubles";
+    case Work::group:
+      return std::to_string(p.group_tasks) + " empty tasks into one group, spawned by a task per worker";
+    case Work::groups:
+      return std::to_string(p.group_tasks) + " empty tasks, spawned by a task per worker, each into a group of its own";
   }
   return {};
 }
@@ -208,6 +265,8 @@ std::int64_t items_of(Work w, const ScaleParams& p) {
     case Work::tasks: return p.tasks;
     case Work::pfor: return p.pfor_n;
     case Work::reduce: return p.reduce_n;
+    case Work::group:
+    case Work::groups: return p.group_tasks;
   }
   return 0;
 }
@@ -226,13 +285,28 @@ nlohmann::json goal_ratios(const Result& r, const ScaleParams& p, const std::vec
   const int most = *std::max_element(workers.begin(), workers.end());
   const bool has_cpus = std::find(workers.begin(), workers.end(), cpus) != workers.end();
   const auto ms = [](const char* v, const std::string& w, int t) { return Key(v, "ms", t).workload(w); };
-  const bool fib = std::find(p.workloads.begin(), p.workloads.end(), "fib") != p.workloads.end();
-  if (fib && has_cpus && most > cpus) {
+  const auto has = [&](const char* w) {
+    return std::find(p.workloads.begin(), p.workloads.end(), w) != p.workloads.end();
+  };
+  if (has("fib") && has_cpus && most > cpus) {
     for (const char* v : {"weft", "tbb"})
       add_ratio(ratios,
                 "fib(" + std::to_string(p.fib_n) + "): " + v + " time at " + std::to_string(most) + " workers / at " +
                     std::to_string(cpus) + " workers",
                 ratio(r, ms(v, "fib", most), ms(v, "fib", cpus)), v == std::string_view("weft") ? "<= 2.0" : "");
+  }
+  // The hot-line figure: one group fed from every worker over a group per
+  // worker (1.0: sharing the group costs nothing), at the CPUs and at the
+  // most workers.
+  if (has("group") && has("groups")) {
+    for (int t : {cpus, most}) {
+      if (std::find(workers.begin(), workers.end(), t) == workers.end() || (t == most && most == cpus)) continue;
+      for (const char* v : {"weft", "tbb"})
+        add_ratio(ratios,
+                  std::string("group: ") + v + " one group / a group per worker, time (" + std::to_string(t) +
+                      " workers)",
+                  ratio(r, ms(v, "group", t), ms(v, "groups", t)), "");
+    }
   }
   if (!has_cpus) return ratios;
   const std::string at = " (" + std::to_string(cpus) + " workers)";
@@ -254,6 +328,11 @@ const std::vector<std::string>& scale_variants() {
 
 const std::vector<std::string>& scale_workloads() {
   static const std::vector<std::string> names = harness::variant_names(kWorkloads);
+  return names;
+}
+
+const std::vector<std::string>& scale_default_workloads() {
+  static const std::vector<std::string> names{"fib", "tasks", "pfor", "reduce"};
   return names;
 }
 
@@ -341,6 +420,7 @@ Result run_scale(const ScaleParams& p) {
               {"item_ns", p.item_ns},
               {"item_spin_iters", in.item_iters},
               {"reduce_n", p.reduce_n},
+              {"group_tasks", p.group_tasks},
               {"oversubscribe", p.oversubscribe},
               {"cpus", cpus},
               {"workers", workers},

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "pool_core.hpp"
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
@@ -39,50 +40,113 @@ void TaskGroup::cancel() noexcept {
   take_back_queued();
 }
 
+TaskGroup::Shard* TaskGroup::shards() {
+  // acquire: pairs with the release below, so the shards' zeroes are seen.
+  Shard* s = shards_.load(std::memory_order_acquire);
+  if (s != nullptr) return s;
+  auto* mine = new Shard[static_cast<std::size_t>(pool_.size())];
+  // release: publishes the zeroed shards; acquire on failure: the winner's.
+  if (shards_.compare_exchange_strong(s, mine, std::memory_order_acq_rel, std::memory_order_acquire)) return mine;
+  delete[] mine;
+  return s;
+}
+
+TaskGroup::Shard* TaskGroup::count_elsewhere() {
+  const detail::WorkerContext& me = detail::this_worker();
+  if (me.pool != pool_.core_.get()) {  // an outside thread: rare enough to share the root
+    count_on_root();
+    return nullptr;
+  }
+  Shard& shard = shards()[me.worker->index];
+  detail::sched_point();
+  // seq_cst, here and on every shard and root RMW but the builder's add:
+  // one order of them all is what "units == 0 means nothing pending" is
+  // argued in (docs/design/cancellation.md); on x86 and AArch64 an RMW
+  // costs the same at acq_rel.
+  const std::uint32_t old = shard.value.fetch_add(1, std::memory_order_seq_cst);
+  if (old >= kMaxPending) {
+    shard.value.fetch_sub(1, std::memory_order_relaxed);  // relaxed: undoes our own add, not a 1 -> 0
+    throw std::length_error("weft::TaskGroup: more than 2^32 pending tasks from one worker");
+  }
+  if (old == 0) {
+    detail::sched_point();
+    // The shard's unit: this worker alone adds to its shard, so no finish
+    // can take the unit off before this add (the shard holds our task).
+    state_.fetch_add(2, std::memory_order_seq_cst);  // seq_cst: see above
+  }
+  return &shard;
+}
+
+void TaskGroup::take_units_off_root(std::uint32_t units) noexcept {
+  detail::sched_point();
+  // seq_cst: release publishes the tasks' effects to wait()'s acquire, and
+  // the order above; the old value says whether this was the last unit and
+  // someone sleeps. The group may be destroyed as soon as the count is
+  // zero: the wake call only uses the word's address.
+  const std::uint32_t two_n = 2 * units;
+  if (state_.fetch_sub(two_n, std::memory_order_seq_cst) == (two_n | kWaiter))
+    detail::futex_wake(state_, detail::kWakeAll);
+}
+
+void TaskGroup::finish_one(Shard* shard) noexcept {
+  if (shard != nullptr) {
+    detail::sched_point();
+    // seq_cst: release hands this task's effects to the shard's 1 -> 0
+    // finisher, which passes them on to the root; see count_elsewhere().
+    if (shard->value.fetch_sub(1, std::memory_order_seq_cst) != 1) return;
+  }
+  take_units_off_root(1);
+}
+
 void TaskGroup::discard_task(detail::Task* t) noexcept {
   auto* self = static_cast<GroupTaskBase*>(t);
   TaskGroup* g = self->group;
+  Shard* shard = self->shard;
   self->destroy(self);
-  g->finish_one();
+  g->finish_one(shard);
 }
 
-bool TaskGroup::take_mine(detail::Task* t, const void* group) noexcept {
+namespace {
+// take_back()'s context: the group, and the root units its taken tasks
+// free (root-counted tasks, and shards they emptied), taken off in one RMW.
+struct TakeBack {
+  const void* group;
+  mutable std::uint32_t units;
+};
+}  // namespace
+
+bool TaskGroup::take_mine(detail::Task* t, const void* ctx) noexcept {
+  const auto* tb = static_cast<const TakeBack*>(ctx);
   if (t->discard != &discard_task) return false;
   auto* self = static_cast<GroupTaskBase*>(t);
-  if (self->group != group) return false;
+  if (self->group != tb->group) return false;
+  Shard* shard = self->shard;
   self->destroy(self);
+  // seq_cst: as in finish_one(); the shard's unit, if this emptied it, goes
+  // off the root with the others after the walk.
+  if (shard == nullptr || shard->value.fetch_sub(1, std::memory_order_seq_cst) == 1) ++tb->units;
   return true;
 }
 
 // The cheap way to skip: the tasks still in the calling thread's own deque
 // leave it in one step, are destroyed here (their blocks go back to this
-// thread's free lists, no remote free), and leave the count in one RMW,
+// thread's free lists, no remote free), and leave the root in one RMW,
 // instead of a steal, a remote free and a fetch_sub each on the workers.
+// Their shard decrements (mostly this worker's own line) come first: the
+// root keeps their units until then, so it cannot reach 0 early.
 void TaskGroup::take_back_queued() noexcept {
-  const std::size_t n = pool_.take_back(&TaskGroup::take_mine, this);
+  TakeBack tb{this, 0};
+  const std::size_t n = pool_.take_back(&TaskGroup::take_mine, &tb);
   if (n == 0) return;
   skip();
-  detail::sched_point();
-  // acq_rel and the wake: as in finish_one(), for n tasks at once.
-  const std::uint32_t two_n = static_cast<std::uint32_t>(2 * n);
-  if (state_.fetch_sub(two_n, std::memory_order_acq_rel) == (two_n | kWaiter))
-    detail::futex_wake(state_, detail::kWakeAll);
-}
-
-void TaskGroup::finish_one() noexcept {
-  detail::sched_point();
-  // acq_rel: release publishes the task's effects to wait()'s acquire; the
-  // old value says whether this was the last task and someone sleeps. The
-  // group may be destroyed as soon as the count is zero: the wake call only
-  // uses the word's address.
-  if (state_.fetch_sub(2, std::memory_order_acq_rel) == (2 | kWaiter)) detail::futex_wake(state_, detail::kWakeAll);
+  if (tb.units != 0) take_units_off_root(tb.units);
 }
 
 void TaskGroup::wait() {
   // A group cancelled by a stop (on another thread) still has the tasks
   // this thread queued in its deque: take them back rather than wait.
   if (is_cancelled()) take_back_queued();
-  // acquire: pairs with finish_one()'s release.
+  // acquire: pairs with the release of the RMW that took the last unit off.
   if (!done(state_.load(std::memory_order_acquire))) {
     // Only a wait that would block can be one from inside: the calling task
     // itself is still pending.
@@ -116,6 +180,7 @@ TaskGroup::~TaskGroup() {
   if (error_claimed_.load(std::memory_order_acquire) && error_) {
     report_error("weft::TaskGroup destroyed with an exception nobody wait()ed for", error_);
   }
+  delete[] shards_.load(std::memory_order_relaxed);  // relaxed: quiet, as wait() left it
 }
 
 }  // namespace weft

@@ -127,6 +127,33 @@ TEST(Scale, GoalsListTheOversubscribedFibAndWeftAgainstTbb) {
   }
 }
 
+// The hot-line workloads of issue 13: only when named; a time row per
+// (workload, variant, workers) and the one-group / a-group-per-worker ratio
+// at the CPUs and at the most workers.
+TEST(Scale, GroupWorkloadsRunWhenNamedAndGiveTheOneGroupRatio) {
+  const auto j = run_json("scale --group-tasks 3000 --reps 1 --oversubscribe 2 --workload group,groups");
+  EXPECT_EQ(j.at("params").at("group_tasks").get<long>(), 3000);
+  const int cpus = j.at("params").at("cpus");
+  std::set<std::tuple<std::string, std::string, int>> timed;
+  for (const auto& row : j.at("results"))
+    if (row.at("metric") == "ms" && row.at("measured").get<bool>())
+      timed.emplace(row.at("workload").get<std::string>(), row.at("variant").get<std::string>(),
+                    row.at("threads").get<int>());
+  std::set<std::string> ratios;
+  for (const auto& r : j.at("ratios")) ratios.insert(r.at("what").get<std::string>());
+  for (const char* w : {"group", "groups"})
+    for (const char* v : {"weft", "tbb"}) {
+      if (v == std::string("tbb") && !tbb_built(j)) continue;
+      for (int t : j.at("params").at("workers").get<std::vector<int>>())
+        EXPECT_TRUE(timed.count({w, v, t})) << w << " " << v << " " << t;
+      for (int t : {cpus, 2 * cpus})
+        EXPECT_TRUE(ratios.count(std::string("group: ") + v + " one group / a group per worker, time (" +
+                                 std::to_string(t) + " workers)"))
+            << v << " " << t << "\n"
+            << j.at("ratios").dump();
+    }
+}
+
 TEST(Scale, WorkersWorkloadAndVariantSelectTheRows) {
   const auto j = run_json(std::string(kSmall) + " --workers 3,1 --workload reduce,fib --variant weft");
   std::set<std::string> workloads, variants;
@@ -161,7 +188,7 @@ TEST(Scale, TableAndHelp) {
   const CliRun help = run_cli("scale --help");
   EXPECT_EQ(help.status, 0) << help;
   for (const char* opt : {"--oversubscribe", "--fib-n", "--tasks", "--task-ns", "--pfor-n", "--item-ns", "--reduce-n",
-                          "--workload", "--workers", "--variant", "reduce"})
+                          "--group-tasks", "--workload", "--workers", "--variant", "reduce", "groups"})
     EXPECT_NE(help.out.find(opt), std::string::npos) << opt << "\n" << help;
 }
 
@@ -169,6 +196,7 @@ WEFT_BAD_INPUT_TESTS(ScaleBadInput, BadInput{"scale --fib-n 1", "--fib-n"}, BadI
                      BadInput{"scale --fib-n x", "--fib-n"}, BadInput{"scale --tasks 0", "--tasks"},
                      BadInput{"scale --task-ns 0", "--task-ns"}, BadInput{"scale --pfor-n 0", "--pfor-n"},
                      BadInput{"scale --item-ns -1", "--item-ns"}, BadInput{"scale --reduce-n 0", "--reduce-n"},
+                     BadInput{"scale --group-tasks 0", "--group-tasks"},
                      BadInput{"scale --tasks 100000000 --task-ns 1000", "minute"},
                      BadInput{"scale --oversubscribe 0", "--oversubscribe"},
                      BadInput{"scale --oversubscribe 1000", "--oversubscribe"},

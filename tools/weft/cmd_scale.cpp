@@ -30,6 +30,7 @@ struct ScaleOptions {
   long long pfor_n = 1'000'000;
   int item_ns = 200;
   long long reduce_n = 20'000'000;
+  long long group_tasks = 1'000'000;
   int oversubscribe = 1;
   std::vector<std::string> workloads;
 };
@@ -45,6 +46,7 @@ void to_params(const ScaleOptions& o, xp::ScaleParams& p) {
   p.item_ns = positive("--item-ns", o.item_ns, 1'000'000);
   // Each run holds a byte per task or item, and reduce_n doubles.
   p.reduce_n = positive64("--reduce-n", o.reduce_n, 500'000'000);
+  p.group_tasks = positive64("--group-tasks", o.group_tasks, 100'000'000);
   if (static_cast<double>(p.tasks) * p.task_ns > 60e9 || static_cast<double>(p.pfor_n) * p.item_ns > 60e9)
     throw UsageError("--tasks x --task-ns or --pfor-n x --item-ns is more than a minute of work per run");
   const int cpus = available_parallelism();
@@ -65,11 +67,14 @@ void add_options(CLI::App& sub, ScaleOptions& o) {
   sub.add_option("--pfor-n", o.pfor_n, "Items of the pfor workload (default 1,000,000)");
   sub.add_option("--item-ns", o.item_ns, "Spin per pfor item, ns (default 200)");
   sub.add_option("--reduce-n", o.reduce_n, "Doubles of the reduce workload (default 20,000,000)");
+  sub.add_option("--group-tasks", o.group_tasks, "Tasks of the group and groups workloads (default 1,000,000)");
   sub.add_option("--oversubscribe", o.oversubscribe,
                  "Go on past the allowed CPUs to K times them: 1, 2, 4, ... K x CPUs workers (default 1)");
   std::string names;
   for (const auto& w : xp::scale_workloads()) names += (names.empty() ? "" : ", ") + w;
-  sub.add_option("--workload", o.workloads, "Workloads, comma list: " + names + " (default all)");
+  std::string defaults;
+  for (const auto& w : xp::scale_default_workloads()) defaults += (defaults.empty() ? "" : ", ") + w;
+  sub.add_option("--workload", o.workloads, "Workloads, comma list: " + names + " (default " + defaults + ")");
 }
 
 const Register reg{make_experiment<ScaleOptions, xp::ScaleParams>(

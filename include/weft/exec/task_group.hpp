@@ -58,10 +58,28 @@
 // cancelled may run (it started first); one that reads the flag set never
 // runs. is_cancelled() is a snapshot.
 //
-// State word: (pending tasks << 1) | waiter bit. run() adds 2; a finishing
-// or skipped task subtracts 2 and wakes the futex if that left 0 pending
-// with the waiter bit set; a waiter about to sleep sets the bit
-// (src/exec/task_group.cpp).
+// Counting (docs/design/cancellation.md, "Counting without a hot line").
+// The root word state_ holds (units << 1) | waiter bit, and wait() sleeps
+// until units == 0. A task is counted in one of two places, which it
+// records (GroupTaskBase::shard), and its finish undoes exactly that:
+//
+//   run() on                  counts the task in    finish (run, skipped or taken back)
+//   -----------------------   -------------------   -------------------------------------
+//   the thread that built     the root: units + 1   root: units - 1; wake the waiter
+//   the group, or a thread                          if that left 0 units and the bit set
+//   outside the pool
+//   worker i of the pool      shard i: +1; only     shard: -1; only 1 -> 0 takes the
+//   (any other)               0 -> 1 adds a unit    shard's unit off the root (as above)
+//
+// So the root's units are the tasks counted on it plus the shards that are
+// not zero, and a group fed from every worker writes the root once per
+// shard that empties rather than once per task: the common run() writes
+// the worker's own shard line, a finish the shard of the task (its
+// spawner's, or the thief's that ran it). The builder — in fork-join the
+// one thread that runs and waits — keeps today's single word and never
+// allocates shards; they are allocated (pool size lines) on the first
+// run() from another worker. Why units == 0 means nothing is pending, and
+// the model: tests/model/group_shards.pml, docs/design/cancellation.md.
 #pragma once
 
 #include <atomic>
@@ -96,7 +114,8 @@ class TaskGroup {
  public:
   explicit TaskGroup(ThreadPool& pool) noexcept : pool_(pool) {}
   // Cancelled when a stop is requested on `stop` (at once if it already was).
-  TaskGroup(ThreadPool& pool, std::stop_token stop) noexcept : pool_(pool), on_stop_(std::move(stop), Canceller{this}) {}
+  TaskGroup(ThreadPool& pool, std::stop_token stop) noexcept
+      : pool_(pool), on_stop_(std::move(stop), Canceller{this}) {}
   ~TaskGroup();
   TaskGroup(const TaskGroup&) = delete;
   TaskGroup& operator=(const TaskGroup&) = delete;
@@ -109,17 +128,16 @@ class TaskGroup {
       skip();
       return;
     }
-    // relaxed: the count only has to be in place before the task can finish,
-    // which the push's release orders.
-    if (state_.fetch_add(2, std::memory_order_relaxed) >= kMaxPending) {
-      state_.fetch_sub(2, std::memory_order_relaxed);
-      throw std::length_error("weft::TaskGroup: more than 2^31 pending tasks");
-    }
+    Shard* shard = nullptr;
+    if (builder_ == &detail::t_group_frames)
+      count_on_root();
+    else
+      shard = count_elsewhere();
     detail::Task* t;
     try {
-      t = detail::new_task<GroupTask<Fn>>(std::forward<F>(f), this);
+      t = detail::new_task<GroupTask<Fn>>(std::forward<F>(f), this, shard);
     } catch (...) {
-      finish_one();
+      finish_one(shard);
       throw;
     }
     pool_.push(t);  // on failure the task's discard() has called finish_one()
@@ -141,11 +159,18 @@ class TaskGroup {
  private:
   static constexpr std::uint32_t kMaxPending = 0xfffffffeu;
 
+  // One worker's count of the group's tasks it run(): written by that
+  // worker's run()s and by the finishes of those tasks (on the worker
+  // itself or on the thief that ran one), on a line of its own.
+  using Shard = detail::CacheAligned<std::atomic<std::uint32_t>>;
+
   // The part every group task shares: `discard` is the one function
   // discard_task for all of them, which is how take_back() recognises the
-  // group's tasks among others; `destroy` frees one without accounting.
+  // group's tasks among others; `destroy` frees one without accounting;
+  // `shard` is where run() counted it (nullptr: on the root).
   struct GroupTaskBase : detail::Task {
     TaskGroup* group;
+    Shard* shard;
     void (*destroy)(GroupTaskBase*) noexcept;
   };
 
@@ -153,22 +178,24 @@ class TaskGroup {
   struct GroupTask final : GroupTaskBase {
     F fn;
     template <class G>
-    GroupTask(G&& g, TaskGroup* grp) : fn(std::forward<G>(g)) {
+    GroupTask(G&& g, TaskGroup* grp, Shard* sh) : fn(std::forward<G>(g)) {
       execute = &execute_impl;
       discard = &discard_task;
       group = grp;
+      shard = sh;
       destroy = &destroy_impl;
     }
     static void execute_impl(detail::Task* t) noexcept {
       auto* self = static_cast<GroupTask*>(t);
       TaskGroup* g = self->group;
+      Shard* shard = self->shard;
       // The claim: this thread alone took the task from the queue, so this
       // one read decides between running and skipping it.
       detail::sched_point();
       if (g->is_cancelled()) {
         detail::delete_task(self);
         g->skip();
-        g->finish_one();
+        g->finish_one(shard);
         return;
       }
       detail::GroupFrame frame{g, detail::t_group_frames};
@@ -180,7 +207,7 @@ class TaskGroup {
       }
       detail::t_group_frames = frame.below;
       detail::delete_task(self);
-      g->finish_one();
+      g->finish_one(shard);
     }
     static void destroy_impl(GroupTaskBase* t) noexcept { detail::delete_task(static_cast<GroupTask*>(t)); }
   };
@@ -204,11 +231,32 @@ class TaskGroup {
     if (!skipped_.load(std::memory_order_relaxed)) skipped_.store(true, std::memory_order_relaxed);
   }
   [[nodiscard]] bool running_on_this_thread() const noexcept;
-  void finish_one() noexcept;
+  void count_on_root() {
+    // relaxed: the count only has to be in place before the task can finish,
+    // which the push's release orders.
+    if (state_.fetch_add(2, std::memory_order_relaxed) >= kMaxPending) {
+      state_.fetch_sub(2, std::memory_order_relaxed);  // relaxed: undoes our own add
+      throw std::length_error("weft::TaskGroup: more than 2^31 pending tasks");
+    }
+  }
+  // run() on any thread but the builder: counts on the worker's shard
+  // (returned), or on the root outside the pool (nullptr).
+  Shard* count_elsewhere();
+  Shard* shards();
+  void finish_one(Shard* shard) noexcept;
+  void take_units_off_root(std::uint32_t units) noexcept;
   static bool done(std::uint32_t w) noexcept { return (w >> 1) == 0; }
 
   ThreadPool& pool_;
-  // Written by run() and by finishing tasks on any thread; read by wait().
+  // The thread that built the group (the address of its t_group_frames):
+  // its run()s count on the root word. Read by every run(); never written.
+  const void* const builder_ = &detail::t_group_frames;
+  // pool.size() shards, made by the first run() that needs one and kept
+  // until the destructor; read by run()s on workers other than the builder.
+  std::atomic<Shard*> shards_{nullptr};
+  // The root: (units << 1) | waiter bit. Written by the builder's run()s,
+  // by finishing root-counted tasks and by shards' 0 <-> 1 transitions;
+  // read by wait().
   alignas(detail::kCacheLine) std::atomic<std::uint32_t> state_{0};
   // Set once by the first task that throws (error_claimed_ arbitrates).
   std::atomic<bool> error_claimed_{false};

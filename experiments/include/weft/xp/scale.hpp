@@ -8,6 +8,12 @@
 //           in a loop by one task into one task group: a fan-out
 //   pfor    one parallel_for over `pfor_n` items of ~`item_ns` of spin
 //   reduce  the sum of `reduce_n` doubles (memory-bound)
+//   group   `group_tasks` empty tasks spawned by a task per worker (taken
+//           by the workers) into one task group: the group's count fed
+//           from every worker (issue 13, "no single hot line")
+//   groups  the same, each spawner into a group of its own: what `group`
+//           would cost with no shared count; group / groups is the figure
+//   (group and groups run only when named: not in the default list)
 //
 // Variants: weft (a pool of `workers`; the root of each workload runs on a
 // worker, so exactly `workers` threads take part) and tbb (oneTBB in a
@@ -35,9 +41,11 @@
 
 namespace weft::xp {
 
-// The variant names and the workload names, in run order.
+// The variant names and the workload names, in run order; the workloads
+// that run when none are named.
 const std::vector<std::string>& scale_variants();
 const std::vector<std::string>& scale_workloads();
+const std::vector<std::string>& scale_default_workloads();
 
 struct ScaleParams {
   int fib_n = 30;
@@ -46,10 +54,11 @@ struct ScaleParams {
   std::int64_t pfor_n = 1'000'000;
   int item_ns = 200;
   std::int64_t reduce_n = 20'000'000;
+  std::int64_t group_tasks = 1'000'000;
   int oversubscribe = 1;     // K: the ladder goes on to K x the CPUs
   std::vector<int> workers;  // empty: the ladder
   std::vector<std::string> variants = scale_variants();
-  std::vector<std::string> workloads = scale_workloads();
+  std::vector<std::string> workloads = scale_default_workloads();
   int reps = 3;
 };
 
