@@ -110,7 +110,7 @@ namespace {
 // take_back()'s context: the group, and the root units its taken tasks
 // free (root-counted tasks, and shards they emptied), taken off in one RMW.
 struct TakeBack {
-  const void* group;
+  TaskGroup* group;
   mutable std::uint32_t units;
 };
 }  // namespace
@@ -122,6 +122,11 @@ bool TaskGroup::take_mine(detail::Task* t, const void* ctx) noexcept {
   if (self->group != tb->group) return false;
   Shard* shard = self->shard;
   self->destroy(self);
+  // Marked skipped before the task leaves the count: a shard decrement may
+  // be the last thing keeping wait() from returning (another worker's finish
+  // can take the shard's unit off the root right after), so wait() must see
+  // the flag by then (the decrement's release orders it).
+  tb->group->skip();
   // seq_cst: as in finish_one(); the shard's unit, if this emptied it, goes
   // off the root with the others after the walk.
   if (shard == nullptr || shard->value.fetch_sub(1, std::memory_order_seq_cst) == 1) ++tb->units;
@@ -136,9 +141,7 @@ bool TaskGroup::take_mine(detail::Task* t, const void* ctx) noexcept {
 // root keeps their units until then, so it cannot reach 0 early.
 void TaskGroup::take_back_queued() noexcept {
   TakeBack tb{this, 0};
-  const std::size_t n = pool_.take_back(&TaskGroup::take_mine, &tb);
-  if (n == 0) return;
-  skip();
+  if (pool_.take_back(&TaskGroup::take_mine, &tb) == 0) return;
   if (tb.units != 0) take_units_off_root(tb.units);
 }
 

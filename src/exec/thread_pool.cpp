@@ -90,6 +90,17 @@ bool run_if_still_queued(Task* t) noexcept {
   }
   InjectorCache& cache = injector_cache();
   if (cache.source == nullptr) return false;
+  // The pool this thread pushed to last may be gone by now (t may be
+  // another pool's task, queued by another thread): hold its slot table
+  // while we look, or do not look.
+  std::shared_ptr<InjectionSlots> alive;
+  if (HeldSlots* slots = held_slots())
+    for (const HeldSlot& h : slots->held)
+      if (h.pool_id == cache.pool_id) {
+        alive = h.table.lock();
+        break;
+      }
+  if (!alive) return false;
   Source& s = *cache.source;
   if (s.deque.peek_bottom() != t || s.deque.pop() != t) return false;
   // Taken back before any worker saw it: it no longer counts as pushed.
@@ -317,10 +328,12 @@ void PoolCore::push(Task* t) {
 std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const void* ctx) noexcept {
   WorkerContext& c = this_worker();
   Source* s = nullptr;
+  int slot = -1;  // the outside thread's injection slot
   if (c.pool == this) {
     s = &c.worker->source;
   } else if (InjectorCache& cache = injector_cache(); cache.pool_id == id_) {
     s = cache.source;
+    slot = cache.slot;
   }
   if (s == nullptr) return 0;
   const auto taken = static_cast<std::uint64_t>(s->deque.take_all([take, ctx](Task* t) { return take(t, ctx); }));
@@ -331,6 +344,10 @@ std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const
   // seq_cst fence: the tasks put back are pushes like any other (see push()):
   // a worker that saw the deque empty meanwhile may have gone to sleep.
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  // The tasks put back must be findable like any push: a thief that found
+  // the slot empty while take_all() held them may have cleared its bit (and
+  // the summary's) and gone to sleep. seq_cst fence: as in push().
+  if (slot >= 0 && !s->deque.empty() && injection_->mark(slot)) std::atomic_thread_fence(std::memory_order_seq_cst);
   if (idle_.notify_one() && c.pool == this) {
     bump(c.worker->counters.wakeups_sent);
     trace_event(*c.worker, TraceKind::wake_sent);

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -218,6 +220,33 @@ TEST(InjectionSlots, ThreadOutlivingThePoolExitsCleanly) {
   pool_gone.notify_one();
   t.join();
   EXPECT_EQ(ran.load(std::memory_order_relaxed), 2);  // relaxed: after the destruction and the join
+}
+
+// A wait from a thread whose last pool is gone: the future's task belongs
+// to another pool, so the look for it in this thread's own slot must not
+// touch the destroyed pool's memory (ASan reports it if it does).
+TEST(InjectionSlots, WaitAfterTheLastPoolPushedToIsGone) {
+  weft::test::Watchdog dog("wait after the last pool is gone");
+  std::optional<weft::ThreadPool> first(std::in_place, weft::PoolOptions{.workers = 1});
+  EXPECT_EQ(first->submit([] { return 1; }).get(), 1);  // this thread now holds a slot of `first`
+  first.reset();
+  weft::ThreadPool second(weft::PoolOptions{.workers = 1});
+  std::atomic<bool> go{false};
+  std::optional<weft::Future<int>> f;
+  // Queued by another thread: not in this thread's slot, and still running
+  // when get() looks for it.
+  std::thread([&] {
+    f.emplace(second.submit([&go] {
+      while (!go.load(std::memory_order_acquire)) std::this_thread::yield();  // acquire: the setter's store
+      return 7;
+    }));
+  }).join();
+  std::thread release([&go] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    go.store(true, std::memory_order_release);  // release: seen by the task's acquire
+  });
+  EXPECT_EQ(f->get(), 7);
+  release.join();
 }
 
 }  // namespace
