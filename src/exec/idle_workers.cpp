@@ -112,10 +112,7 @@ Task* IdleWorkers::found(Worker& w, Task* t) noexcept {
   const std::uint32_t looking = searching(s);
   const std::uint32_t queued = pool_.queued_up_to(looking + std::min(sleeping(s), kWakeBatch));
   if (queued <= looking) return t;
-  if (const std::uint32_t n = wake(queued - looking, false)) {
-    bump(w.counters.wakeups_sent, n);
-    trace_event(w, TraceKind::wake_sent);
-  }
+  if (const std::uint32_t n = wake(queued - looking, false)) count_wakes_sent(w, n);
   return t;
 }
 

@@ -165,6 +165,13 @@ inline void trace_event(Worker& w, TraceKind kind, std::int32_t peer = -1, Steal
     trace_event_at(w, now_ns(), kind, peer, ring);
 }
 
+// w woke `n` sleepers: counted in its stats and traced, wherever it woke
+// them from (a push, a take-back, a found task, a refilled injection slot).
+inline void count_wakes_sent(Worker& w, std::uint64_t n = 1) noexcept {
+  bump(w.counters.wakeups_sent, n);
+  trace_event(w, TraceKind::wake_sent);
+}
+
 // WEFT_TRACE (src/exec/trace.cpp): its path, read once (null: unset or
 // empty); a traced pool attaches once it runs (false: it could not, said
 // through the error handler) and detaches, leaving its final trace, when

@@ -282,10 +282,7 @@ void PoolCore::push(Task* t) {
     // then rescans the queues — the store-load pattern of Dekker's mutual
     // exclusion. Without it a submitter and a sleeper can miss each other.
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (idle_.notify_one()) {
-      bump(ctx.worker->counters.wakeups_sent);
-      trace_event(*ctx.worker, TraceKind::wake_sent);
-    }
+    if (idle_.notify_one()) count_wakes_sent(*ctx.worker);
     return;
   }
   // relaxed: a fast refusal only; the decisive check is after the fence.
@@ -348,10 +345,7 @@ std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const
   // the slot empty while take_all() held them may have cleared its bit (and
   // the summary's) and gone to sleep. seq_cst fence: as in push().
   if (slot >= 0 && !s->deque.empty() && injection_->mark(slot)) std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (idle_.notify_one() && c.pool == this) {
-    bump(c.worker->counters.wakeups_sent);
-    trace_event(*c.worker, TraceKind::wake_sent);
-  }
+  if (idle_.notify_one() && c.pool == this) count_wakes_sent(*c.worker);
   return static_cast<std::size_t>(taken);
 }
 
@@ -420,7 +414,7 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
     if (rearmed) {
       // seq_cst fence: a bit set again is a push (see push()).
       std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (idle_.notify_one()) bump(w.counters.wakeups_sent);
+      if (idle_.notify_one()) count_wakes_sent(w);
     }
     if (r == Steal::success) {
       bump(w.counters.steals_from_submitters);
