@@ -61,6 +61,11 @@ struct HeldSlot {
 thread_local bool t_slots_given_back = false;
 struct HeldSlots {
   std::vector<HeldSlot> held;
+  // The table of the pool the cache names, held while it does: the cached
+  // Source stays valid memory even after that pool is destroyed, so the
+  // look in run_if_still_queued() needs no check (set with the cache, on a
+  // thread's first push to a pool after another, not per push or wait).
+  std::shared_ptr<InjectionSlots> cached;
   HeldSlots() = default;
   HeldSlots(const HeldSlots&) = delete;
   HeldSlots& operator=(const HeldSlots&) = delete;
@@ -91,16 +96,8 @@ bool run_if_still_queued(Task* t) noexcept {
   InjectorCache& cache = injector_cache();
   if (cache.source == nullptr) return false;
   // The pool this thread pushed to last may be gone by now (t may be
-  // another pool's task, queued by another thread): hold its slot table
-  // while we look, or do not look.
-  std::shared_ptr<InjectionSlots> alive;
-  if (HeldSlots* slots = held_slots())
-    for (const HeldSlot& h : slots->held)
-      if (h.pool_id == cache.pool_id) {
-        alive = h.table.lock();
-        break;
-      }
-  if (!alive) return false;
+  // another pool's task, queued by another thread); its slot table is not:
+  // HeldSlots::cached holds it while the cache names it.
   Source& s = *cache.source;
   if (s.deque.peek_bottom() != t || s.deque.pop() != t) return false;
   // Taken back before any worker saw it: it no longer counts as pushed.
@@ -252,6 +249,7 @@ PoolCore::Injector PoolCore::take_injector() {
   if (slots != nullptr)
     for (const HeldSlot& h : slots->held)
       if (h.pool_id == id_) {
+        slots->cached = injection_;
         cache = {id_, &injection_->source(h.slot), h.slot};
         return {cache.source, cache.slot};
       }
@@ -266,6 +264,7 @@ PoolCore::Injector PoolCore::take_injector() {
     injection_->release(slot);
     throw;
   }
+  slots->cached = injection_;
   cache = {id_, source, slot};
   return {source, slot};
 }
