@@ -1,0 +1,190 @@
+// weft_pickup: where the forced remote round trip's time goes, rep by rep.
+//
+// Each rep builds a fresh pool (as `weft tasks` does), runs --round-trips
+// submit + wait_remote round trips from this thread (the
+// `weft-submit-get-remote` variant), and right after them measures a
+// cache-line hop with two bare spinning threads in the same process, so the
+// ratio compares two figures taken at the same moment of a host that moves
+// its vCPUs. Beside each rep it prints what the threads did meanwhile, from
+// the kernel and the pool's own counters:
+//   cpu ms       CPU time of the submitter and of the workers together
+//                (two busy threads on two CPUs is the expected picture)
+//   invol        involuntary context switches of the submitter and of the
+//                workers: thousands mean two of them shared one CPU
+//   parks        worker parks (each one a wake-up later)
+//   top share    the share of the tasks the busiest worker ran
+//
+// Speed is measured here, never asserted. Linux only (/proc/thread-self).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "weft/detail/exec/remote_wait.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace {
+
+struct Options {
+  int workers = 2;
+  long round_trips = 50'000;
+  long hops = 200'000;
+  int reps = 10;
+};
+
+[[noreturn]] void usage(const std::string& why) {
+  std::fprintf(stderr, "weft_pickup: %s (options: --workers N --round-trips N --hops N --reps R)\n", why.c_str());
+  std::exit(2);
+}
+
+long parse(const char* flag, const char* text, long least, long most) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || v < least || v > most)
+    usage(std::string(flag) + " wants an integer from " + std::to_string(least) + " to " + std::to_string(most) +
+          ", got '" + text + "'");
+  return v;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const char* flag = argv[i];
+    if (i + 1 == argc) usage(std::string(flag) + " needs a value");
+    const char* v = argv[++i];
+    if (std::strcmp(flag, "--workers") == 0) o.workers = static_cast<int>(parse(flag, v, 1, 4096));
+    else if (std::strcmp(flag, "--round-trips") == 0) o.round_trips = parse(flag, v, 1, 1'000'000'000);
+    else if (std::strcmp(flag, "--hops") == 0) o.hops = parse(flag, v, 2, 1'000'000'000);
+    else if (std::strcmp(flag, "--reps") == 0) o.reps = static_cast<int>(parse(flag, v, 1, 1000));
+    else usage(std::string("unknown option ") + flag);
+  }
+  return o;
+}
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The calling thread's CPU time and involuntary switches so far.
+struct ThreadUse {
+  double cpu_ms = 0;
+  long involuntary = 0;
+};
+ThreadUse this_thread_use() {
+  rusage u{};
+  if (getrusage(RUSAGE_THREAD, &u) != 0) return {};
+  const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3; };
+  return {ms(u.ru_utime) + ms(u.ru_stime), u.ru_nivcsw};
+}
+
+// ns per hop of one cache line passed back and forth by two spinning threads.
+double bare_hop_ns(long hops) {
+  alignas(64) std::atomic<long> turn{0};
+  const long n = hops - hops % 2;
+  std::thread other([&] {
+    // acquire/release: a hand-over, as in `weft ring`'s flags.
+    for (long i = 1; i < n; i += 2) {
+      while (turn.load(std::memory_order_acquire) != i) {
+      }
+      turn.store(i + 1, std::memory_order_release);
+    }
+  });
+  const std::int64_t t0 = now_ns();
+  for (long i = 0; i < n; i += 2) {
+    turn.store(i + 1, std::memory_order_release);
+    while (turn.load(std::memory_order_acquire) != i + 2) {
+    }
+  }
+  const std::int64_t dt = now_ns() - t0;
+  other.join();
+  return static_cast<double>(dt) / static_cast<double>(n);
+}
+
+struct Rep {
+  double round_trip_ns, hop_ns;
+  double submitter_cpu_ms, workers_cpu_ms;
+  long submitter_invol, workers_invol;
+  std::uint64_t parks;
+  double top_share;
+};
+
+Rep one_rep(const Options& o) {
+  // Each worker reads its own counters: at start (after the warm-up task
+  // below, so a thread's start is not counted) and at stop.
+  std::vector<ThreadUse> at_start(static_cast<std::size_t>(o.workers)), at_stop(at_start.size());
+  weft::PoolOptions opts{.workers = o.workers};
+  opts.on_worker_stop = [&](int i) { at_stop[static_cast<std::size_t>(i)] = this_thread_use(); };
+  Rep r{};
+  weft::PoolStats before, after;
+  double submitter_ms = 0;
+  long submitter_invol = 0;
+  {
+    weft::ThreadPool pool(opts);
+    // One task per worker records its start figures; each waits until all
+    // have started, so every worker runs exactly one.
+    std::atomic<int> started{0};
+    for (int i = 0; i < o.workers; ++i)
+      pool.post([&, n = o.workers] {
+        at_start[static_cast<std::size_t>(weft::ThreadPool::current_worker_index())] = this_thread_use();
+        started.fetch_add(1, std::memory_order_acq_rel);  // acq_rel: a start barrier
+        while (started.load(std::memory_order_acquire) < n) std::this_thread::yield();
+      });
+    pool.wait_idle();
+    before = pool.stats();
+    const ThreadUse s0 = this_thread_use();
+    const std::int64_t t0 = now_ns();
+    for (long i = 0; i < o.round_trips; ++i) weft::detail::wait_remote(pool.submit([] {}));
+    const std::int64_t dt = now_ns() - t0;
+    const ThreadUse s1 = this_thread_use();
+    after = pool.stats();
+    r.round_trip_ns = static_cast<double>(dt) / static_cast<double>(o.round_trips);
+    submitter_ms = s1.cpu_ms - s0.cpu_ms;
+    submitter_invol = s1.involuntary - s0.involuntary;
+  }  // the workers stop here: on_worker_stop has run for each
+  r.hop_ns = bare_hop_ns(o.hops);
+  r.submitter_cpu_ms = submitter_ms;
+  r.submitter_invol = submitter_invol;
+  std::uint64_t most = 0, all = 0;
+  for (std::size_t i = 0; i < at_start.size(); ++i) {
+    r.workers_cpu_ms += at_stop[i].cpu_ms - at_start[i].cpu_ms;
+    r.workers_invol += at_stop[i].involuntary - at_start[i].involuntary;
+    const std::uint64_t ran = after.workers[i].tasks_run - before.workers[i].tasks_run;
+    most = std::max(most, ran);
+    all += ran;
+  }
+  r.parks = after.total.parks - before.total.parks;
+  r.top_share = all == 0 ? 0 : static_cast<double>(most) / static_cast<double>(all);
+  return r;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
+  std::printf("workers %d, %ld round trips and %ld bare hops per rep (worker figures include the pool's stop)\n",
+              o.workers, o.round_trips, o.hops);
+  std::printf("%5s %11s %8s %6s | %13s %13s | %6s %9s\n", "rep", "round trip", "hop", "ratio", "cpu ms sub/wk",
+              "invol sub/wk", "parks", "top share");
+  std::vector<double> ratios;
+  for (int i = 0; i < o.reps; ++i) {
+    const Rep r = one_rep(o);
+    ratios.push_back(r.round_trip_ns / r.hop_ns);
+    std::printf("%5d %8.0f ns %5.1f ns %6.1f | %6.1f/%-6.1f %6ld/%-6ld | %6llu %8.0f%%\n", i + 1, r.round_trip_ns,
+                r.hop_ns, ratios.back(), r.submitter_cpu_ms, r.workers_cpu_ms, r.submitter_invol, r.workers_invol,
+                static_cast<unsigned long long>(r.parks), 100 * r.top_share);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  std::printf("round trip / bare hop: median %.1f (min %.1f, max %.1f, %zu reps)\n", ratios[ratios.size() / 2],
+              ratios.front(), ratios.back(), ratios.size());
+}
