@@ -19,11 +19,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -31,6 +29,7 @@
 
 #include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/xp/program_options.hpp"
 
 namespace {
 
@@ -41,33 +40,18 @@ struct Options {
   int reps = 10;
 };
 
-[[noreturn]] void usage(const std::string& why) {
-  std::fprintf(stderr, "weft_pickup: %s (options: --workers N --round-trips N --hops N --reps R)\n", why.c_str());
-  std::exit(2);
-}
-
-long parse(const char* flag, const char* text, long least, long most) {
-  char* end = nullptr;
-  errno = 0;
-  const long v = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || v < least || v > most)
-    usage(std::string(flag) + " wants an integer from " + std::to_string(least) + " to " + std::to_string(most) +
-          ", got '" + text + "'");
-  return v;
-}
-
 Options parse_options(int argc, char** argv) {
+  const weft::xp::ProgramOptions args("weft_pickup", "--workers N --round-trips N --hops N --reps R");
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const char* flag = argv[i];
-    if (i + 1 == argc) usage(std::string(flag) + " needs a value");
-    const char* v = argv[++i];
-    if (std::strcmp(flag, "--workers") == 0) o.workers = static_cast<int>(parse(flag, v, 1, 4096));
-    else if (std::strcmp(flag, "--round-trips") == 0) o.round_trips = parse(flag, v, 1, 1'000'000'000);
-    else if (std::strcmp(flag, "--hops") == 0) o.hops = parse(flag, v, 2, 1'000'000'000);
-    else if (std::strcmp(flag, "--reps") == 0) o.reps = static_cast<int>(parse(flag, v, 1, 1000));
-    else usage(std::string("unknown option ") + flag);
-  }
+  args.parse(argc, argv, [&](const char* flag, const char* v) {
+    const auto is = [flag](const char* name) { return std::strcmp(flag, name) == 0; };
+    if (is("--workers")) o.workers = static_cast<int>(args.integer(flag, v, 1, 4096));
+    else if (is("--round-trips")) o.round_trips = args.integer(flag, v, 1, 1'000'000'000);
+    else if (is("--hops")) o.hops = args.integer(flag, v, 2, 1'000'000'000);
+    else if (is("--reps")) o.reps = static_cast<int>(args.integer(flag, v, 1, 1000));
+    else return false;
+    return true;
+  });
   return o;
 }
 
