@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "weft/detail/exec/remote_wait.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/xp/program_options.hpp"
 
@@ -55,10 +56,7 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using weft::detail::now_ns;  // steady clock, ns
 
 // The calling thread's CPU time and involuntary switches so far.
 struct ThreadUse {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "weft/detail/exec/remote_wait.hpp"
+#include "weft/detail/sync/spin.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/xp/program_options.hpp"
 
@@ -53,10 +54,7 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using weft::detail::now_ns;  // steady clock, ns
 
 void print(const char* what, const char* unit, std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
