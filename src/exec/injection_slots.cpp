@@ -56,6 +56,10 @@ bool InjectionSlots::mark(int slot) noexcept {
   const std::uint64_t gbit = std::uint64_t{1} << group_of(slot);
   // seq_cst: the summary's Dekker pair with retire_group().
   if ((summary_.load(std::memory_order_seq_cst) & gbit) == 0) summary_.fetch_or(gbit, std::memory_order_seq_cst);
+  // seq_cst fence: the bits set are part of the caller's push, which the
+  // caller's read of the idle word next must follow (the Dekker pair of
+  // PoolCore::push() with a sleeper's announcement and rescan).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   return true;
 }
 

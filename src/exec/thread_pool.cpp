@@ -314,9 +314,7 @@ void PoolCore::push(Task* t) {
     }
     // A worker already took it: it runs, the submission stands.
   }
-  // seq_cst fence: a bit we set is part of the push a sleeper's rescan
-  // must see (the same Dekker pair as above).
-  if (injection_->mark(in.slot)) std::atomic_thread_fence(std::memory_order_seq_cst);
+  injection_->mark(in.slot);  // a bit it sets is part of the push: it fences after it
   if (in.borrowed) injection_->release(in.slot);
   idle_.notify_one(&s);  // a borrowed slot given back above is still the pool's memory
 }
@@ -342,8 +340,8 @@ std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // The tasks put back must be findable like any push: a thief that found
   // the slot empty while take_all() held them may have cleared its bit (and
-  // the summary's) and gone to sleep. seq_cst fence: as in push().
-  if (slot >= 0 && !s->deque.empty() && injection_->mark(slot)) std::atomic_thread_fence(std::memory_order_seq_cst);
+  // the summary's) and gone to sleep. mark() fences as in push().
+  if (slot >= 0 && !s->deque.empty()) injection_->mark(slot);
   if (idle_.notify_one() && c.pool == this) count_wakes_sent(*c.worker);
   return static_cast<std::size_t>(taken);
 }
@@ -411,7 +409,8 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
     bool rearmed = false;
     const Steal r = injection_->steal(w.rng, t, rearmed, w.empty_passes >= kPassesBeforeClearing);
     if (rearmed) {
-      // seq_cst fence: a bit set again is a push (see push()).
+      // seq_cst fence: a bit set again is a push (see push()); mark() has
+      // fenced after a ready bit, retire_group() not after a summary bit.
       std::atomic_thread_fence(std::memory_order_seq_cst);
       if (idle_.notify_one()) count_wakes_sent(w);
     }

@@ -70,8 +70,9 @@ class InjectionSlots {
   }
 
   // The owner, after a push to `slot` and a seq_cst fence: shows that the
-  // slot may hold work. Returns whether it set a bit (the caller then
-  // fences again before it reads the idle word: the bit is its push).
+  // slot may hold work. Returns whether it set a bit; if it did, it fenced
+  // (seq_cst) after it, so the caller's next read of the idle word follows
+  // the bit as it follows the push.
   bool mark(int slot) noexcept;
 
   // A thief: steals from a slot that may hold work, trying slots from a
