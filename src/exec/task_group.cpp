@@ -141,8 +141,8 @@ bool TaskGroup::take_mine(detail::Task* t, const void* ctx) noexcept {
 // root keeps their units until then, so it cannot reach 0 early.
 void TaskGroup::take_back_queued() noexcept {
   TakeBack tb{this, 0};
-  if (pool_.take_back(&TaskGroup::take_mine, &tb) == 0) return;
-  if (tb.units != 0) take_units_off_root(tb.units);
+  pool_.take_back(&TaskGroup::take_mine, &tb);
+  if (tb.units != 0) take_units_off_root(tb.units);  // none when nothing was taken
 }
 
 void TaskGroup::wait() {
