@@ -245,28 +245,29 @@ PoolCore::Injector PoolCore::injector_for_this_thread() {
 
 PoolCore::Injector PoolCore::take_injector() {
   HeldSlots* slots = held_slots();
-  InjectorCache& cache = injector_cache();
-  if (slots != nullptr)
-    for (const HeldSlot& h : slots->held)
-      if (h.pool_id == id_) {
-        slots->cached = injection_;
-        cache = {id_, &injection_->source(h.slot), h.slot};
-        return {cache.source, cache.slot};
-      }
-  const int slot = injection_->acquire();
-  Source* source = &injection_->source(slot);
-  if (slots == nullptr) return {source, slot, true};
-  try {
-    // Slots of pools that are gone have nothing to give back to.
-    std::erase_if(slots->held, [](const HeldSlot& h) { return h.table.expired(); });
-    slots->held.push_back({id_, injection_, slot});
-  } catch (...) {
-    injection_->release(slot);
-    throw;
+  if (slots == nullptr) {
+    const int slot = injection_->acquire();
+    return {&injection_->source(slot), slot, true};
+  }
+  // The slot this thread already holds in this pool, else a new one.
+  const auto held =
+      std::find_if(slots->held.begin(), slots->held.end(), [this](const HeldSlot& h) { return h.pool_id == id_; });
+  int slot = held != slots->held.end() ? held->slot : -1;
+  if (slot < 0) {
+    slot = injection_->acquire();
+    try {
+      // Slots of pools that are gone have nothing to give back to.
+      std::erase_if(slots->held, [](const HeldSlot& h) { return h.table.expired(); });
+      slots->held.push_back({id_, injection_, slot});
+    } catch (...) {
+      injection_->release(slot);
+      throw;
+    }
   }
   slots->cached = injection_;
-  cache = {id_, source, slot};
-  return {source, slot};
+  InjectorCache& cache = injector_cache();
+  cache = {id_, &injection_->source(slot), slot};
+  return {cache.source, cache.slot};
 }
 
 void PoolCore::push(Task* t) {
