@@ -70,11 +70,9 @@ void add_options(CLI::App& sub, ScaleOptions& o) {
   sub.add_option("--group-tasks", o.group_tasks, "Tasks of the group and groups workloads (default 1,000,000)");
   sub.add_option("--oversubscribe", o.oversubscribe,
                  "Go on past the allowed CPUs to K times them: 1, 2, 4, ... K x CPUs workers (default 1)");
-  std::string names;
-  for (const auto& w : xp::scale_workloads()) names += (names.empty() ? "" : ", ") + w;
-  std::string defaults;
-  for (const auto& w : xp::scale_default_workloads()) defaults += (defaults.empty() ? "" : ", ") + w;
-  sub.add_option("--workload", o.workloads, "Workloads, comma list: " + names + " (default " + defaults + ")");
+  sub.add_option("--workload", o.workloads,
+                 fmt::format("Workloads, comma list: {} (default {})", fmt::join(xp::scale_workloads(), ", "),
+                             fmt::join(xp::scale_default_workloads(), ", ")));
 }
 
 const Register reg{make_experiment<ScaleOptions, xp::ScaleParams>(
