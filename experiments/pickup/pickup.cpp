@@ -84,7 +84,7 @@ double bare_hop_ns(long hops) {
   });
   const std::int64_t t0 = now_ns();
   for (long i = 0; i < n; i += 2) {
-    turn.store(i + 1, std::memory_order_release);
+    turn.store(i + 1, std::memory_order_release);  // release/acquire: the same hand-over back
     while (turn.load(std::memory_order_acquire) != i + 2) {
     }
   }
@@ -119,8 +119,9 @@ Rep one_rep(const Options& o) {
     for (int i = 0; i < o.workers; ++i)
       pool.post([&, n = o.workers] {
         at_start[static_cast<std::size_t>(weft::ThreadPool::current_worker_index())] = this_thread_use();
-        started.fetch_add(1, std::memory_order_acq_rel);  // acq_rel: a start barrier
-        while (started.load(std::memory_order_acquire) < n) std::this_thread::yield();
+        // relaxed: a count only; at_start is read after the pool joined its workers.
+        started.fetch_add(1, std::memory_order_relaxed);
+        while (started.load(std::memory_order_relaxed) < n) std::this_thread::yield();  // relaxed: as above
       });
     pool.wait_idle();
     before = pool.stats();

@@ -108,6 +108,7 @@ std::vector<double> throughput(const Options& o) {
     pool.wait_idle();
     const std::int64_t dt = now_ns() - t0;
     const long want = static_cast<long>(o.concurrent) * o.tasks_per;
+    // relaxed: wait_idle() returned, so every task's increment happened before.
     if (ran.load(std::memory_order_relaxed) != want) {
       std::fprintf(stderr, "weft_submitters: ran %ld of %ld tasks\n", ran.load(std::memory_order_relaxed), want);
       std::exit(1);
