@@ -14,7 +14,17 @@
 //   parks        worker parks (each one a wake-up later)
 //   top share    the share of the tasks the busiest worker ran
 //
+// --pin apart pins the submitter to the first allowed CPU and the workers
+// to the others for the round trips, so the kernel cannot put the submitter
+// and the worker that serves it on one CPU: the round trip of the protocol
+// alone, for comparison with unpinned reps, which are what a program that
+// does not pin gets. The bare hop stays unpinned either way, as `weft ring`
+// runs by default (pinned, its two threads hopped ~20 ns slower here, which
+// would flatter the ratio).
+//
 // Speed is measured here, never asserted. Linux only (/proc/thread-self).
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -34,15 +44,47 @@
 
 namespace {
 
+// --pin apart: every allowed CPU, the submitter's (the first) and the others.
+struct CpuSplit {
+  cpu_set_t allowed, first, rest;
+};
+CpuSplit split_allowed_cpus(const weft::xp::ProgramOptions& args) {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) args.fail("--pin apart: cannot read the allowed CPUs");
+  if (CPU_COUNT(&allowed) < 2) args.fail("--pin apart needs at least 2 allowed CPUs");
+  CpuSplit s;
+  s.allowed = allowed;
+  CPU_ZERO(&s.first);
+  s.rest = allowed;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &allowed)) {
+      CPU_SET(c, &s.first);
+      CPU_CLR(c, &s.rest);
+      break;
+    }
+  return s;
+}
+
+void pin_this_thread(const cpu_set_t& cpus) {
+  if (const int e = pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus); e != 0) {
+    // Measuring unpinned instead would be a silent wrong answer. _Exit: a
+    // worker thread may be the caller, with the pool still running.
+    std::fprintf(stderr, "weft_pickup: cannot pin a thread: %s\n", std::strerror(e));
+    std::_Exit(1);
+  }
+}
+
 struct Options {
   int workers = 2;
   long round_trips = 50'000;
   long hops = 200'000;
   int reps = 10;
+  bool apart = false;
+  CpuSplit split{};  // with apart
 };
 
 Options parse_options(int argc, char** argv) {
-  const weft::xp::ProgramOptions args("weft_pickup", "--workers N --round-trips N --hops N --reps R");
+  const weft::xp::ProgramOptions args("weft_pickup", "--workers N --round-trips N --hops N --reps R --pin none|apart");
   Options o;
   args.parse(argc, argv, [&](const char* flag, const char* v) {
     const auto is = [flag](const char* name) { return std::strcmp(flag, name) == 0; };
@@ -50,9 +92,15 @@ Options parse_options(int argc, char** argv) {
     else if (is("--round-trips")) o.round_trips = args.integer(flag, v, 1, 1'000'000'000);
     else if (is("--hops")) o.hops = args.integer(flag, v, 2, 1'000'000'000);
     else if (is("--reps")) o.reps = static_cast<int>(args.integer(flag, v, 1, 1000));
+    else if (is("--pin")) {
+      if (std::strcmp(v, "apart") != 0 && std::strcmp(v, "none") != 0)
+        args.fail(std::string("--pin wants 'none' or 'apart', got '") + v + "'");
+      o.apart = std::strcmp(v, "apart") == 0;
+    }
     else return false;
     return true;
   });
+  if (o.apart) o.split = split_allowed_cpus(args);
   return o;
 }
 
@@ -62,12 +110,13 @@ using weft::detail::now_ns;  // steady clock, ns
 struct ThreadUse {
   double cpu_ms = 0;
   long involuntary = 0;
+  int cpu = -1;  // where the thread was running when it read these
 };
 ThreadUse this_thread_use() {
   rusage u{};
   if (getrusage(RUSAGE_THREAD, &u) != 0) return {};
   const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3; };
-  return {ms(u.ru_utime) + ms(u.ru_stime), u.ru_nivcsw};
+  return {ms(u.ru_utime) + ms(u.ru_stime), u.ru_nivcsw, sched_getcpu()};
 }
 
 // ns per hop of one cache line passed back and forth by two spinning threads.
@@ -102,15 +151,19 @@ struct Rep {
 };
 
 Rep one_rep(const Options& o) {
+  const CpuSplit* split = o.apart ? &o.split : nullptr;
+  if (split != nullptr) pin_this_thread(split->first);
   // Each worker reads its own counters: at start (after the warm-up task
   // below, so a thread's start is not counted) and at stop.
   std::vector<ThreadUse> at_start(static_cast<std::size_t>(o.workers)), at_stop(at_start.size());
   weft::PoolOptions opts{.workers = o.workers};
   opts.on_worker_stop = [&](int i) { at_stop[static_cast<std::size_t>(i)] = this_thread_use(); };
+  if (split != nullptr) opts.on_worker_start = [split](int) { pin_this_thread(split->rest); };
   Rep r{};
   weft::PoolStats before, after;
   double submitter_ms = 0;
   long submitter_invol = 0;
+  int submitter_cpu = -1;
   {
     weft::ThreadPool pool(opts);
     // One task per worker records its start figures; each waits until all
@@ -134,10 +187,22 @@ Rep one_rep(const Options& o) {
     r.round_trip_ns = static_cast<double>(dt) / static_cast<double>(o.round_trips);
     submitter_ms = s1.cpu_ms - s0.cpu_ms;
     submitter_invol = s1.involuntary - s0.involuntary;
+    submitter_cpu = s1.cpu;
   }  // the workers stop here: on_worker_stop has run for each
+  if (split != nullptr) pin_this_thread(split->allowed);  // the hop runs unpinned, as `weft ring`'s default
   r.hop_ns = bare_hop_ns(o.hops);
   r.submitter_cpu_ms = submitter_ms;
   r.submitter_invol = submitter_invol;
+  // --pin apart promised the submitter a CPU of its own: check that it had
+  // one, rather than print an unpinned figure under a pinned heading.
+  if (split != nullptr)
+    for (std::size_t i = 0; i < at_stop.size(); ++i)
+      if (!CPU_ISSET(at_stop[i].cpu, &split->rest) || !CPU_ISSET(submitter_cpu, &split->first)) {
+        std::fprintf(stderr,
+                     "weft_pickup: --pin apart did not hold: the submitter ran on CPU %d, worker %zu on CPU %d\n",
+                     submitter_cpu, i, at_stop[i].cpu);
+        std::exit(1);
+      }
   std::uint64_t most = 0, all = 0;
   for (std::size_t i = 0; i < at_start.size(); ++i) {
     r.workers_cpu_ms += at_stop[i].cpu_ms - at_start[i].cpu_ms;
@@ -155,8 +220,10 @@ Rep one_rep(const Options& o) {
 
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
-  std::printf("workers %d, %ld round trips and %ld bare hops per rep (worker figures include the pool's stop)\n",
-              o.workers, o.round_trips, o.hops);
+  std::printf("workers %d, %ld round trips and %ld bare hops per rep (worker figures include the pool's stop)%s\n",
+              o.workers, o.round_trips, o.hops,
+              o.apart ? "; round trips with the submitter pinned to the first allowed CPU, the workers to the others"
+                      : "");
   std::printf("%5s %11s %8s %6s | %13s %13s | %6s %9s\n", "rep", "round trip", "hop", "ratio", "cpu ms sub/wk",
               "invol sub/wk", "parks", "top share");
   std::vector<double> ratios;
