@@ -52,7 +52,12 @@ Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
     std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: the rescan below must follow the RMW
     sched_point();
-    const bool stopping = pool_.stop_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+    // acquire: a worker that sees the stop leaves, runs its on_worker_stop
+    // hook and exits, all after what shutdown()'s thread did before its
+    // store. The fence above orders this load after our announcement; only
+    // an acquire read of the stop orders our exit after the stopper (with a
+    // relaxed load TSan caught the stop hook racing the owner's last reads).
+    const bool stopping = pool_.stop_.load(std::memory_order_acquire);
     if (pool_.anything_queued() || stopping) {
       bool was_listed = false;
       {
