@@ -105,6 +105,31 @@ TEST(PoolStress, ManyShortLivedPools) {
   EXPECT_EQ(n.load(), rounds * 100);
 }
 
+// A worker's stop hook runs after everything the thread that destroys the
+// pool did before: here a plain write after the pool went idle, which every
+// stop hook reads. A worker that leaves on seeing the stop must read it with
+// acquire (ThreadSanitizer reported this race when one read it relaxed).
+TEST(PoolStress, StopHooksSeeWhatTheStoppingThreadWroteBefore) {
+  weft::test::Watchdog dog("stop hooks after the stopper");
+  const std::int64_t rounds = weft::test::stress_count(400, 100);
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    const int workers = 1 + static_cast<int>(r % 4);
+    std::int64_t written = -1;  // plain: ordered only by the pool's stop
+    std::vector<std::int64_t> seen(static_cast<std::size_t>(workers), -2);
+    {
+      weft::PoolOptions o;
+      o.workers = workers;
+      o.on_worker_stop = [&](int i) { seen[static_cast<std::size_t>(i)] = written; };
+      weft::ThreadPool pool(o);
+      pool.post([] {});
+      pool.wait_idle();  // the workers search or sleep: they leave from either path
+      written = r;
+    }
+    for (int i = 0; i < workers; ++i)
+      ASSERT_EQ(seen[static_cast<std::size_t>(i)], r) << "worker " << i << ", round " << r;
+  }
+}
+
 // stats() read over and over while 8 workers (more than the CPUs: they
 // steal, park and wake) run fork-join trees: counts never go down, and
 // add up once the pool is idle.
