@@ -23,8 +23,6 @@
 // would flatter the ratio).
 //
 // Speed is measured here, never asserted. Linux only (/proc/thread-self).
-#include <pthread.h>
-#include <sched.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -33,45 +31,35 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "weft/detail/exec/remote_wait.hpp"
 #include "weft/detail/sync/spin.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/topo/affinity.hpp"
 #include "weft/xp/program_options.hpp"
 
 namespace {
 
 // --pin apart: every allowed CPU, the submitter's (the first) and the others.
 struct CpuSplit {
-  cpu_set_t allowed, first, rest;
+  weft::CpuSet allowed, first, rest;
 };
 CpuSplit split_allowed_cpus(const weft::xp::ProgramOptions& args) {
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) args.fail("--pin apart: cannot read the allowed CPUs");
-  if (CPU_COUNT(&allowed) < 2) args.fail("--pin apart needs at least 2 allowed CPUs");
   CpuSplit s;
-  s.allowed = allowed;
-  CPU_ZERO(&s.first);
-  s.rest = allowed;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) {
-      CPU_SET(c, &s.first);
-      CPU_CLR(c, &s.rest);
-      break;
-    }
-  return s;
-}
-
-void pin_this_thread(const cpu_set_t& cpus) {
-  if (const int e = pthread_setaffinity_np(pthread_self(), sizeof cpus, &cpus); e != 0) {
-    // Measuring unpinned instead would be a silent wrong answer. _Exit: a
-    // worker thread may be the caller, with the pool still running.
-    std::fprintf(stderr, "weft_pickup: cannot pin a thread: %s\n", std::strerror(e));
-    std::_Exit(1);
+  try {
+    s.allowed = weft::this_thread_affinity();
+  } catch (const std::system_error& e) {
+    args.fail(std::string("--pin apart: ") + e.what());
   }
+  if (s.allowed.count() < 2) args.fail("--pin apart needs at least 2 allowed CPUs");
+  s.first = {s.allowed.first()};
+  s.rest = s.allowed - s.first;
+  return s;
 }
 
 struct Options {
@@ -116,7 +104,7 @@ ThreadUse this_thread_use() {
   rusage u{};
   if (getrusage(RUSAGE_THREAD, &u) != 0) return {};
   const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3; };
-  return {ms(u.ru_utime) + ms(u.ru_stime), u.ru_nivcsw, sched_getcpu()};
+  return {ms(u.ru_utime) + ms(u.ru_stime), u.ru_nivcsw, weft::current_cpu()};
 }
 
 // ns per hop of one cache line passed back and forth by two spinning threads.
@@ -152,13 +140,15 @@ struct Rep {
 
 Rep one_rep(const Options& o) {
   const CpuSplit* split = o.apart ? &o.split : nullptr;
-  if (split != nullptr) pin_this_thread(split->first);
+  if (split != nullptr) weft::pin_this_thread(split->first);
   // Each worker reads its own counters: at start (after the warm-up task
   // below, so a thread's start is not counted) and at stop.
   std::vector<ThreadUse> at_start(static_cast<std::size_t>(o.workers)), at_stop(at_start.size());
   weft::PoolOptions opts{.workers = o.workers};
   opts.on_worker_stop = [&](int i) { at_stop[static_cast<std::size_t>(i)] = this_thread_use(); };
-  if (split != nullptr) opts.on_worker_start = [split](int) { pin_this_thread(split->rest); };
+  // A pin that throws goes to weft's error handler and leaves the worker
+  // unpinned: the check after the rep catches that.
+  if (split != nullptr) opts.on_worker_start = [split](int) { weft::pin_this_thread(split->rest); };
   Rep r{};
   weft::PoolStats before, after;
   double submitter_ms = 0;
@@ -189,7 +179,7 @@ Rep one_rep(const Options& o) {
     submitter_invol = s1.involuntary - s0.involuntary;
     submitter_cpu = s1.cpu;
   }  // the workers stop here: on_worker_stop has run for each
-  if (split != nullptr) pin_this_thread(split->allowed);  // the hop runs unpinned, as `weft ring`'s default
+  if (split != nullptr) weft::pin_this_thread(split->allowed);  // the hop runs unpinned, as `weft ring`'s default
   r.hop_ns = bare_hop_ns(o.hops);
   r.submitter_cpu_ms = submitter_ms;
   r.submitter_invol = submitter_invol;
@@ -197,7 +187,7 @@ Rep one_rep(const Options& o) {
   // one, rather than print an unpinned figure under a pinned heading.
   if (split != nullptr)
     for (std::size_t i = 0; i < at_stop.size(); ++i)
-      if (!CPU_ISSET(at_stop[i].cpu, &split->rest) || !CPU_ISSET(submitter_cpu, &split->first)) {
+      if (!split->rest.contains(at_stop[i].cpu) || !split->first.contains(submitter_cpu)) {
         std::fprintf(stderr,
                      "weft_pickup: --pin apart did not hold: the submitter ran on CPU %d, worker %zu on CPU %d\n",
                      submitter_cpu, i, at_stop[i].cpu);
@@ -218,7 +208,7 @@ Rep one_rep(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   const Options o = parse_options(argc, argv);
   std::printf("workers %d, %ld round trips and %ld bare hops per rep (worker figures include the pool's stop)%s\n",
               o.workers, o.round_trips, o.hops,
@@ -237,4 +227,7 @@ int main(int argc, char** argv) {
   std::sort(ratios.begin(), ratios.end());
   std::printf("round trip / bare hop: median %.1f (min %.1f, max %.1f, %zu reps)\n", ratios[ratios.size() / 2],
               ratios.front(), ratios.back(), ratios.size());
+} catch (const std::exception& e) {  // a pin the kernel refused, a pool that could not start
+  std::fprintf(stderr, "weft_pickup: %s\n", e.what());
+  return 1;
 }

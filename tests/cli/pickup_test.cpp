@@ -2,11 +2,11 @@
 // --pin apart keeps the submitter off the workers' CPUs. Figures are not
 // checked: speed is measured, never asserted.
 #include <gtest/gtest.h>
-#include <sched.h>
 
 #include <string>
 
 #include "cli_run.hpp"
+#include "weft/topo/affinity.hpp"
 
 namespace {
 
@@ -38,9 +38,7 @@ TEST(Pickup, PrintsOneLinePerRepAndTheMedian) {
 }
 
 TEST(Pickup, PinApartRunsTheSubmitterOffTheWorkersCpus) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "needs 2 allowed CPUs";
+  if (weft::this_thread_affinity().count() < 2) GTEST_SKIP() << "needs 2 allowed CPUs";
   // The program checks where each thread ran and exits 1 if the pinning
   // did not hold.
   const CliRun r = pickup("--reps 2 --round-trips 200 --hops 1000 --pin apart --workers 3");
@@ -50,18 +48,11 @@ TEST(Pickup, PinApartRunsTheSubmitterOffTheWorkersCpus) {
 }
 
 TEST(Pickup, PinApartOnOneCpuIsRefused) {
-  cpu_set_t allowed, one;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  CPU_ZERO(&one);
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &allowed)) {
-      CPU_SET(c, &one);
-      break;
-    }
+  const weft::CpuSet allowed = weft::this_thread_affinity();
   // The child inherits this thread's CPUs.
-  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  weft::pin_this_thread(allowed.first());
   const CliRun r = pickup("--reps 1 --pin apart");
-  ASSERT_EQ(sched_setaffinity(0, sizeof allowed, &allowed), 0);
+  weft::pin_this_thread(allowed);
   EXPECT_EQ(r.status, 2) << r;
   EXPECT_NE(r.err.find("--pin apart needs at least 2 allowed CPUs"), std::string::npos) << r;
 }
