@@ -70,6 +70,9 @@ bool InjectionSlots::retire_group(std::size_t g) noexcept {
   // seq_cst: the look after the clear; mark() sets a ready bit, then reads the summary.
   if (groups_[g].load(std::memory_order_acquire)->ready.load(std::memory_order_seq_cst) == 0) return false;
   summary_.fetch_or(gbit, std::memory_order_seq_cst);  // seq_cst: as a mark()
+  // seq_cst fence: the bit set again is a push, as in mark(): the caller's
+  // read of the idle word next must follow it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   return true;
 }
 

@@ -409,12 +409,8 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
     }
     bool rearmed = false;
     const Steal r = injection_->steal(w.rng, t, rearmed, w.empty_passes >= kPassesBeforeClearing);
-    if (rearmed) {
-      // seq_cst fence: a bit set again is a push (see push()); mark() has
-      // fenced after a ready bit, retire_group() not after a summary bit.
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      if (idle_.notify_one()) count_wakes_sent(w);
-    }
+    // A bit set again is a push (see push()); whoever set it fenced after it.
+    if (rearmed && idle_.notify_one()) count_wakes_sent(w);
     if (r == Steal::success) {
       bump(w.counters.steals_from_submitters);
       trace_event(w, TraceKind::steal);

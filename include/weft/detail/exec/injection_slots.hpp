@@ -78,7 +78,8 @@ class InjectionSlots {
   // A thief: steals from a slot that may hold work, trying slots from a
   // place picked by `start`. If `clear`, a slot found empty loses its bit
   // and is looked at again; one that refilled meanwhile is marked again and
-  // `rearmed` set: the caller fences and wakes a sleeper as after a push.
+  // `rearmed` set: the caller wakes a sleeper as after a push (whoever set
+  // a bit again fenced after it, as mark() does).
   // (Without `clear` stale bits stay: they only cost a look.)
   Steal steal(std::uint64_t start, Task*& out, bool& rearmed, bool clear) noexcept;
 
