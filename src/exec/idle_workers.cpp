@@ -32,7 +32,10 @@ Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     SpinOutcome spun{false, false, false, 0};  // no spin: nothing for the tuner to learn
     if (std::exchange(woken, false) || 2 * others < static_cast<std::uint32_t>(pool_.size())) {
       Task* t = nullptr;
-      spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; }, opts);
+      // No yields at the end: a searching worker has nobody to hand its CPU
+      // to that parking would not hand it to as well, and each yield delays
+      // this worker's next wake-up (spin.hpp).
+      spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; }, opts, 0);
       if (t != nullptr) {
         adapt(spun, opts, 0);
         bump(w.counters.spins_found_work);

@@ -34,7 +34,15 @@ void yield_cpu() noexcept;
 // Yields before parking: with more runnable threads than CPUs the thread
 // that will end our wait may be waiting for this very CPU, and a yield hands
 // it over for ~1 µs where a park+wake costs ~20 µs; with an idle CPU the
-// call returns at once.
+// call returns at once. Not free, though, and not only for the ~1 µs of the
+// call: under the kernel's EEVDF scheduler (Linux >= 6.6) each sched_yield
+// pushes the thread's virtual deadline a slice later, and that debt is still
+// there when the thread is next woken, so its wake-up no longer preempts the
+// waker. On the Intel host of docs/results/wake-path-intel-vm.md a pool
+// worker that yielded 8 times before each park started a task posted to it
+// ~10 us after the post instead of ~2 us (a condition-variable pool given the
+// same 8 yields went from 2.5 to 6-10 us). So a wait that has nothing to hand
+// over - a pool worker's search, a park with no spin budget - passes 0.
 inline constexpr int kYieldsBeforePark = 4;
 SpinTuner& this_thread_tuner() noexcept;
 
@@ -55,7 +63,7 @@ struct SpinOutcome {
 inline constexpr int kPollsPerClockRead = 16;  // ~0.4 µs of pauses here
 
 template <class Pred>
-SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts) noexcept {
+SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYieldsBeforePark) noexcept {
   // A few polls before touching the clock: most waits in a busy pipeline end
   // within a cache-line transfer or two.
   for (int i = 0; i < 4; ++i) {
@@ -81,7 +89,7 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts) noexcept {
     }
     if (now_ns() >= deadline) break;
   }
-  for (int i = 0; i < kYieldsBeforePark; ++i) {
+  for (int i = 0; i < yields; ++i) {
     if (pred()) return {true, probe, true, start};
     yield_cpu();
   }
