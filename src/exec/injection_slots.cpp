@@ -76,7 +76,8 @@ bool InjectionSlots::retire_group(std::size_t g) noexcept {
   return true;
 }
 
-Steal InjectionSlots::steal(std::uint64_t start, Task*& out, bool& rearmed, bool clear) noexcept {
+Steal InjectionSlots::steal(std::uint64_t start, Task** out, std::int64_t max, std::int64_t& taken, bool& rearmed,
+                            bool clear) noexcept {
   // Thieves start at different groups and slots so that they do not all
   // fight over the first one.
   const auto g0 = static_cast<int>(start % kGroups);
@@ -97,7 +98,7 @@ Steal InjectionSlots::steal(std::uint64_t start, Task*& out, bool& rearmed, bool
     for (; bits != 0; bits &= bits - 1) {
       const auto s = static_cast<std::size_t>((std::countr_zero(bits) + s0) % kGroupSlots);
       Source& src = *group.sources[s].load(std::memory_order_acquire);  // acquire: see it built
-      const Steal r = src.deque.steal(out);
+      const Steal r = src.deque.steal_batch(out, max, taken);
       if (r == Steal::success) return r;
       if (r == Steal::retry) {
         retry = true;

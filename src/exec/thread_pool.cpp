@@ -99,7 +99,8 @@ bool run_if_still_queued(Task* t) noexcept {
   // another pool's task, queued by another thread); its slot table is not:
   // HeldSlots::cached holds it while the cache names it.
   Source& s = *cache.source;
-  if (s.deque.peek_bottom() != t || s.deque.pop() != t) return false;
+  // pop_batched(): workers take from this deque in batches.
+  if (s.deque.peek_bottom() != t || s.deque.pop_batched() != t) return false;
   // Taken back before any worker saw it: it no longer counts as pushed.
   // relaxed: owner-written counter, read by wait_idle() after its fence.
   s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
@@ -307,7 +308,7 @@ void PoolCore::push(Task* t) {
   // (mark() reads the bit after it).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (closed_.load(std::memory_order_relaxed)) {  // relaxed: ordered by the fence
-    if (s.deque.pop() == t) {
+    if (s.deque.pop_batched() == t) {  // an injection deque: see run_if_still_queued()
       s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
       if (in.borrowed) injection_->release(in.slot);
       t->discard(t);
@@ -374,6 +375,11 @@ constexpr int kEmptySearchesPerRing = 2;
 // thief's clear (+130 ns on the remote round trip when every search cleared).
 constexpr int kPassesBeforeClearing = 16;
 
+// The most tasks a worker takes from a submitter's deque at once (half of
+// what is there, rounded up, up to this): a submitter that posts a burst
+// costs the workers one CAS per batch, not one per task.
+constexpr std::int64_t kInjectionBatch = 16;
+
 // A random index below n: xorshift64, scaled by a multiply rather than a
 // division (a steal attempt costs a few ns; a 64-bit divide would be most
 // of it). Good enough to spread thieves over a ring.
@@ -408,14 +414,31 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
       }
     }
     bool rearmed = false;
-    const Steal r = injection_->steal(w.rng, t, rearmed, w.empty_passes >= kPassesBeforeClearing);
+    std::array<Task*, kInjectionBatch> batch;
+    std::int64_t taken = 0;
+    const Steal r = injection_->steal(w.rng, batch.data(), kInjectionBatch, taken, rearmed,
+                                      w.empty_passes >= kPassesBeforeClearing);
     // A bit set again is a push (see push()); whoever set it fenced after it.
     if (rearmed && idle_.notify_one()) count_wakes_sent(w);
     if (r == Steal::success) {
-      bump(w.counters.steals_from_submitters);
+      bump(w.counters.steals_from_submitters, static_cast<std::uint64_t>(taken));
       trace_event(w, TraceKind::steal);
       w.empty_passes = 0;
-      return t;
+      // The oldest runs now; the rest go to our deque, newest first, so our
+      // pops run them in the order they were submitted and thieves take the
+      // newest. Not counted as pushed: the submitter's slot counted them
+      // (wait_idle() sums both).
+      if (taken > 1) {
+        for (std::int64_t i = taken - 1; i >= 1; --i) w.source.deque.push(batch[static_cast<std::size_t>(i)]);
+        sched_point();
+        // seq_cst fence: these are pushes like push()'s, and so is what
+        // follows: our stores before the read of the idle word. (A searcher
+        // counts itself searching here, so this wakes nobody; its found()
+        // then wakes sleepers for what is queued.)
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (idle_.notify_one()) count_wakes_sent(w);
+      }
+      return batch[0];
     }
     if (w.empty_passes < kPassesBeforeClearing) ++w.empty_passes;
     retry |= r == Steal::retry;

@@ -31,6 +31,13 @@ TEST(Interleave, DequeOwnerAndThieves) {
   });
 }
 
+TEST(Interleave, DequeOwnerAndBatchThieves) {
+  weft::test::for_each_interleaving("deque owner/batch thieves", 1000, [&](std::uint64_t) {
+    const std::vector<int> taken = weft::test::deque_race(300, 2, 2, 2, true);
+    for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << "item " << i;
+  });
+}
+
 TEST(Interleave, ParkerManyUnparkers) {
   weft::test::for_each_interleaving("parker many unparkers", 1000, [&](std::uint64_t) {
     weft::Parker owner;

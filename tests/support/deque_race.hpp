@@ -3,9 +3,12 @@
 // deque of initial capacity `capacity` (small: the array grows under the
 // thieves), popping after every `pop_every`-th push and draining at the
 // end, while `thieves` threads steal until it is done and empty. Returns how
-// often each task was taken; every entry must be 1.
+// often each task was taken; every entry must be 1. `batched`: the thieves
+// take batches (steal_batch, of 1 to kMaxBatch tasks, varied) and the owner
+// pops with pop_batched(), as for an injection deque.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +20,8 @@
 
 namespace weft::test {
 
-inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, int thieves, int pop_every) {
+inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, int thieves, int pop_every,
+                                   bool batched = false) {
   const auto n = static_cast<std::size_t>(items);
   std::vector<detail::Task> tasks(n);
   // relaxed counts: read only after the threads that bump them are joined.
@@ -29,21 +33,31 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
   std::atomic<bool> done{false};
   std::vector<std::thread> ts;
   for (int k = 0; k < thieves; ++k)
-    ts.emplace_back([&] {
+    ts.emplace_back([&, k] {
       detail::DequeThief thief(d);
+      std::int64_t max = 1 + k;  // batch thieves ask for 1, 2, ... up to kMaxBatch, and again
       // acquire: pairs with the owner's release store of done.
       while (!done.load(std::memory_order_acquire) || !thief.empty()) {
+        if (batched) {
+          std::array<detail::Task*, detail::WorkStealingDeque::kMaxBatch> got;
+          std::int64_t n_got = 0;
+          if (d.steal_batch(got.data(), max, n_got) == detail::Steal::success)
+            for (std::int64_t i = 0; i < n_got; ++i) take(got[static_cast<std::size_t>(i)]);
+          max = max % detail::WorkStealingDeque::kMaxBatch + 1;
+          continue;
+        }
         detail::Task* t = nullptr;
         if (thief.steal(t) == detail::Steal::success) take(t);
       }
     });
   detail::DequeOwner owner(d);
+  auto pop = [&] { return batched ? d.pop_batched() : owner.pop(); };
   for (std::size_t i = 0; i < n; ++i) {
     owner.push(&tasks[i]);
     if (i % static_cast<std::size_t>(pop_every) == 0)
-      if (detail::Task* t = owner.pop()) take(t);
+      if (detail::Task* t = pop()) take(t);
   }
-  while (detail::Task* t = owner.pop()) take(t);
+  while (detail::Task* t = pop()) take(t);
   done.store(true, std::memory_order_release);  // release: every push happens before a thief's last look
   for (auto& t : ts) t.join();
   std::vector<int> out(n);

@@ -128,6 +128,11 @@ class ThreadPool {
 
   // Queues f() to run on a worker. Throws std::runtime_error if the pool is
   // shut down (when called from outside the pool).
+  // Cost to the caller: lock-free, no system call while a worker searches
+  // or none sleeps. When nobody searches and some worker sleeps, a call from
+  // a thread outside the pool may wait up to 1 us (polling) for an awake
+  // worker to come for the task before it wakes a sleeper, which costs it a
+  // futex call (docs/design/pool.md, "An outside submitter's grace").
   template <class F>
   void post(F&& f) {
     using Fn = std::decay_t<F>;

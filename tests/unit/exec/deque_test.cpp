@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdint>
 #include <vector>
 
 namespace {
@@ -34,6 +36,68 @@ TEST(WorkStealingDeque, GrowsPastItsCapacity) {
   }
   for (std::size_t i = 999; i >= 500; --i) ASSERT_EQ(d.pop(), &tasks[i]);
   EXPECT_TRUE(d.empty());
+}
+
+TEST(WorkStealingDeque, ABatchIsHalfTheTasksRoundedUpOldestFirst) {
+  using weft::detail::Steal;
+  weft::detail::WorkStealingDeque d(4);
+  auto tasks = make_tasks(5);
+  for (auto& t : tasks) d.push(&t);
+  std::array<weft::detail::Task*, weft::detail::WorkStealingDeque::kMaxBatch> got{};
+  std::int64_t n = 0;
+  ASSERT_EQ(d.steal_batch(got.data(), 8, n), Steal::success);  // half of 5, rounded up
+  ASSERT_EQ(n, 3);
+  EXPECT_EQ(got[0], &tasks[0]);
+  EXPECT_EQ(got[1], &tasks[1]);
+  EXPECT_EQ(got[2], &tasks[2]);
+  ASSERT_EQ(d.steal_batch(got.data(), 8, n), Steal::success);  // half of 2
+  ASSERT_EQ(n, 1);
+  EXPECT_EQ(got[0], &tasks[3]);
+  ASSERT_EQ(d.steal_batch(got.data(), 8, n), Steal::success);  // the last one
+  ASSERT_EQ(n, 1);
+  EXPECT_EQ(got[0], &tasks[4]);
+  EXPECT_EQ(d.steal_batch(got.data(), 8, n), Steal::empty);
+}
+
+TEST(WorkStealingDeque, ABatchIsCappedByTheThiefAndByKMaxBatch) {
+  using weft::detail::WorkStealingDeque;
+  WorkStealingDeque d(2);
+  auto tasks = make_tasks(200);
+  for (auto& t : tasks) d.push(&t);
+  std::array<weft::detail::Task*, WorkStealingDeque::kMaxBatch> got{};
+  std::int64_t n = 0;
+  ASSERT_EQ(d.steal_batch(got.data(), 5, n), weft::detail::Steal::success);
+  EXPECT_EQ(n, 5);
+  ASSERT_EQ(d.steal_batch(got.data(), 1000, n), weft::detail::Steal::success);
+  EXPECT_EQ(n, WorkStealingDeque::kMaxBatch);
+  EXPECT_EQ(got[0], &tasks[5]);
+  EXPECT_EQ(d.size(), 200 - 5 - WorkStealingDeque::kMaxBatch);
+}
+
+// pop_batched() is the owner's LIFO pop on both of its paths: far from the
+// top (no CAS) and within kMaxBatch of it, where it claims the tasks up to
+// its own through top_ and pushes the others back in their order.
+TEST(WorkStealingDeque, PopBatchedIsLifoNearAndFarFromTheTop) {
+  using weft::detail::WorkStealingDeque;
+  WorkStealingDeque d(4);
+  const std::size_t n = 3 * WorkStealingDeque::kMaxBatch;
+  auto tasks = make_tasks(n);
+  for (auto& t : tasks) d.push(&t);
+  std::array<weft::detail::Task*, WorkStealingDeque::kMaxBatch> got{};
+  std::int64_t k = 0;
+  ASSERT_EQ(d.steal_batch(got.data(), 2, k), weft::detail::Steal::success);  // top is 2 now
+  ASSERT_EQ(k, 2);
+  for (std::size_t i = n; i-- > 2;) ASSERT_EQ(d.pop_batched(), &tasks[i]) << i;
+  EXPECT_EQ(d.pop_batched(), nullptr);
+  EXPECT_TRUE(d.empty());
+  // And the deque works on after the claims: push, steal, pop.
+  d.push(&tasks[0]);
+  d.push(&tasks[1]);
+  weft::detail::Task* x = nullptr;
+  ASSERT_EQ(d.steal(x), weft::detail::Steal::success);
+  EXPECT_EQ(x, &tasks[0]);
+  EXPECT_EQ(d.pop_batched(), &tasks[1]);
+  EXPECT_EQ(d.pop_batched(), nullptr);
 }
 
 TEST(WorkStealingDeque, CapacityMustBeAPowerOfTwo) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <optional>
@@ -24,6 +25,14 @@ using weft::detail::Task;
 
 void no_op(Task*) noexcept {}
 Task make_task() { return Task{no_op, no_op}; }
+
+// A steal of one task at most (max = 1), as a single-task thief would.
+Steal steal_one(InjectionSlots& slots, std::uint64_t start, Task*& out, bool& rearmed, bool clear) {
+  std::int64_t taken = 0;
+  const Steal r = slots.steal(start, &out, 1, taken, rearmed, clear);
+  if (r == Steal::success) EXPECT_EQ(taken, 1);
+  return r;
+}
 
 // The slots any_marked() visits.
 std::vector<const Source*> marked(const InjectionSlots& slots) {
@@ -68,12 +77,12 @@ TEST(InjectionSlots, OnlyMarkedSlotsAreVisited) {
 
   Task* out = nullptr;
   bool rearmed = false;
-  EXPECT_EQ(slots.steal(7, out, rearmed, true), Steal::success);
+  EXPECT_EQ(steal_one(slots, 7, out, rearmed, true), Steal::success);
   EXPECT_EQ(out, &t);
   EXPECT_FALSE(rearmed);
   // Still marked: the thief has not seen the slot empty yet.
   EXPECT_EQ(marked(slots).size(), 1u);
-  EXPECT_EQ(slots.steal(7, out, rearmed, true), Steal::empty);
+  EXPECT_EQ(steal_one(slots, 7, out, rearmed, true), Steal::empty);
   EXPECT_FALSE(rearmed);
   EXPECT_TRUE(marked(slots).empty());  // found empty: the bit (and its group's) cleared
 }
@@ -86,11 +95,11 @@ TEST(InjectionSlots, ALookThatDoesNotClearLeavesTheBits) {
   slots.mark(a);
   Task* out = nullptr;
   bool rearmed = false;
-  EXPECT_EQ(slots.steal(0, out, rearmed, false), Steal::success);
-  EXPECT_EQ(slots.steal(0, out, rearmed, false), Steal::empty);
+  EXPECT_EQ(steal_one(slots, 0, out, rearmed, false), Steal::success);
+  EXPECT_EQ(steal_one(slots, 0, out, rearmed, false), Steal::empty);
   EXPECT_EQ(marked(slots).size(), 1u);  // stale, costs a look
   EXPECT_FALSE(slots.mark(a));          // the next push finds its bit set: one load
-  EXPECT_EQ(slots.steal(0, out, rearmed, true), Steal::empty);
+  EXPECT_EQ(steal_one(slots, 0, out, rearmed, true), Steal::empty);
   EXPECT_TRUE(marked(slots).empty());
   EXPECT_FALSE(rearmed);
 }
@@ -109,7 +118,7 @@ TEST(InjectionSlots, EveryStartFindsEveryMarkedSlot) {
     std::vector<Task*> got;
     Task* out = nullptr;
     bool rearmed = false;
-    while (slots.steal(start, out, rearmed, true) == Steal::success) got.push_back(out);
+    while (steal_one(slots, start, out, rearmed, true) == Steal::success) got.push_back(out);
     ASSERT_EQ(got.size(), 3u) << "start " << start;
     for (int k = 0; k < 3; ++k) {
       const auto i = static_cast<std::size_t>(picked[k]);
@@ -117,6 +126,27 @@ TEST(InjectionSlots, EveryStartFindsEveryMarkedSlot) {
       slots.mark(ids[i]);
     }
   }
+}
+
+// A thief takes half of a slot's tasks, rounded up, at most what it asks
+// for, oldest first; the slot keeps its bit while it holds any.
+TEST(InjectionSlots, AThiefTakesABatchOfHalfTheSlot) {
+  InjectionSlots slots;
+  const int a = slots.acquire();
+  std::vector<Task> tasks(10, make_task());
+  for (Task& t : tasks) slots.source(a).deque.push(&t);
+  slots.mark(a);
+  std::array<Task*, 16> out{};
+  std::int64_t taken = 0;
+  bool rearmed = false;
+  ASSERT_EQ(slots.steal(0, out.data(), 16, taken, rearmed, true), Steal::success);
+  ASSERT_EQ(taken, 5);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(out[i], &tasks[i]);
+  ASSERT_EQ(slots.steal(0, out.data(), 2, taken, rearmed, true), Steal::success);
+  ASSERT_EQ(taken, 2);
+  EXPECT_EQ(out[0], &tasks[5]);
+  EXPECT_EQ(marked(slots).size(), 1u);
+  EXPECT_EQ(slots.source(a).deque.size(), 3);
 }
 
 TEST(InjectionSlots, TooManyHeldAtOnceIsAnErrorNamingTheLimit) {

@@ -23,6 +23,8 @@
 // the largest size reached).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -82,6 +84,90 @@ class WorkStealingDeque {
       bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: as above
     }
     return x;
+  }
+
+  // The most tasks one steal_batch() takes: the bound pop_batched() relies on.
+  static constexpr std::int64_t kMaxBatch = 32;
+
+  // Owner only, instead of pop() on a deque that thieves also take from with
+  // steal_batch(). pop() takes a task below top_ without a CAS, which is
+  // right against thieves that take one task each (a thief can only take
+  // the top one, and the last is raced for through top_), but a batch thief
+  // that read top_ and bottom_ before our pops may take a range that
+  // reaches our task. So a task fewer than kMaxBatch above the top we read
+  // is claimed through top_: every task from the top down to it is taken
+  // with one CAS, and the others are pushed back (in their order). The
+  // argument (under the seq_cst fences, an interleaving argument holds;
+  // model: tests/model/batch_steal.pml), for a thief whose batch CAS from
+  // top t succeeds and an owner's uncontested take of task x, x - t_o >=
+  // kMaxBatch where t_o is the top the owner read after storing bottom = x:
+  //  - the owner read top after the thief's CAS: t_o >= t + k, and what is
+  //    below t_o, the batch included, is gone as far as the owner sees;
+  //  - between the thief's read of top and its CAS: t_o = t, and the batch
+  //    [t, t + k) with k <= kMaxBatch ends below x;
+  //  - before the thief read top: then the thief's read of bottom (after its
+  //    fence) sees our store of bottom = x or a later one, so its range ends
+  //    at x at the most; a later push that refills slot x puts a new task
+  //    there, which is the one the thief then reads.
+  // Pushes stay as they are: a store and the release of bottom_.
+  Task* pop_batched() {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // relaxed: owner's own variable
+    Array* a = array_.load(std::memory_order_relaxed);                    // relaxed: owner's own variable
+    bottom_.store(b, std::memory_order_relaxed);  // relaxed: ordered against top_ by the fence below
+    sched_point();
+    // seq_cst fence: as in pop(), store-load against the thieves' read of bottom_.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::int64_t t = top_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+    sched_point();
+    if (t > b) {  // empty
+      bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: restores the owner's view only
+      return nullptr;
+    }
+    Task* x = a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
+    if (b - t >= kMaxBatch) return x;  // no batch reaches it (see above)
+    // Claim [t, b] through top_. seq_cst: the same total order as the
+    // thieves' CAS. A failure reloads t: thieves took from the top.
+    while (!top_.compare_exchange_weak(t, b + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) {
+      if (t > b) {  // thieves took everything, ours included
+        bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: as above
+        return nullptr;
+      }
+    }
+    // Ours now: [t, b). Read them before the push-backs reuse slots.
+    std::array<Task*, kMaxBatch> rest;
+    const std::int64_t n = b - t;
+    for (std::int64_t i = 0; i < n; ++i) rest[static_cast<std::size_t>(i)] = a->slot(t + i).load(std::memory_order_relaxed);  // relaxed: the owner wrote them
+    bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: top_ == bottom_ now, an empty deque
+    for (std::int64_t i = 0; i < n; ++i) push(rest[static_cast<std::size_t>(i)]);
+    return x;
+  }
+
+  // Any thread: takes up to `max` (at most kMaxBatch) of the oldest tasks,
+  // half of those queued rounded up, with one CAS of top_; writes them to
+  // `out` oldest first and sets `taken`. The owner must pop with
+  // pop_batched(), not pop() (see there).
+  Steal steal_batch(Task** out, std::int64_t max, std::int64_t& taken) {
+    // acquire: pairs with the CAS of other thieves (slots they emptied).
+    std::int64_t t = top_.load(std::memory_order_acquire);
+    sched_point();
+    // seq_cst fence: as in steal().
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // acquire: pairs with push()'s release; the slots and the tasks are visible.
+    const std::int64_t b = bottom_.load(std::memory_order_acquire);
+    if (t >= b) return Steal::empty;
+    const std::int64_t k = std::min({max, kMaxBatch, (b - t + 1) / 2});
+    sched_point();
+    // acquire: pairs with grow()'s release of a new array.
+    Array* a = array_.load(std::memory_order_acquire);
+    // relaxed: validated by the CAS below, as in steal(); a slot the owner
+    // rewrote after a wrap-around can only be one whose top_ moved on.
+    for (std::int64_t i = 0; i < k; ++i) out[i] = a->slot(t + i).load(std::memory_order_relaxed);
+    sched_point();
+    // seq_cst: the CAS decides between thieves and the owner's claims.
+    if (!top_.compare_exchange_strong(t, t + k, std::memory_order_seq_cst, std::memory_order_relaxed))
+      return Steal::retry;
+    taken = k;
+    return Steal::success;
   }
 
   // Owner only: the task pop() would return, without taking it (a thief may

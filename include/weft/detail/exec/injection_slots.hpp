@@ -75,13 +75,19 @@ class InjectionSlots {
   // the bit as it follows the push.
   bool mark(int slot) noexcept;
 
-  // A thief: steals from a slot that may hold work, trying slots from a
-  // place picked by `start`. If `clear`, a slot found empty loses its bit
+  // A thief: steals a batch from a slot that may hold work (up to `max`,
+  // half of what the slot holds rounded up: WorkStealingDeque::
+  // steal_batch(), into out[0, taken)), trying slots from a place picked by
+  // `start`, as Go's and Tokio's schedulers take from their global queues:
+  // one CAS for many tasks, and the submitter's push stays a store and a
+  // fence. The slot's owner takes back with pop_batched(). If `clear`, a
+  // slot found empty loses its bit
   // and is looked at again; one that refilled meanwhile is marked again and
   // `rearmed` set: the caller wakes a sleeper as after a push (whoever set
   // a bit again fenced after it, as mark() does).
   // (Without `clear` stale bits stay: they only cost a look.)
-  Steal steal(std::uint64_t start, Task*& out, bool& rearmed, bool clear) noexcept;
+  Steal steal(std::uint64_t start, Task** out, std::int64_t max, std::int64_t& taken, bool& rearmed,
+              bool clear) noexcept;
 
   // Calls f(source) for every slot whose bits say it may hold work, until f
   // returns true (then returns true). Exact for the sleep protocol: see
