@@ -20,6 +20,7 @@ struct Run {
   int cutoff = 0;
   int threads = 0;
   std::int64_t* value = nullptr;  // fib(n), for the check
+  OmpTeamSeen* team = nullptr;    // openmp: where the team ran
 };
 using RunFn = double (*)(const Run&);
 
@@ -50,10 +51,29 @@ double run_tbb(const Run& r) {
 }
 #endif
 
-const std::array<harness::Variant<RunFn>, 3> kVariants{{
+#ifdef WEFT_HAVE_OPENMP
+// A team of `threads` including this thread (as oneTBB's arena above):
+// one thread starts the recursion, the team runs its tasks.
+double run_openmp(const Run& r) {
+  OmpTeam team;
+  const double s = omp_team(
+      r.threads,
+      [&] {
+        const std::int64_t t0 = wall_ns();
+        *r.value = fib_omp(r.n, r.cutoff);
+        return static_cast<double>(wall_ns() - t0) / 1e9;
+      },
+      &team);
+  r.team->add(team);
+  return s;
+}
+#endif
+
+const std::array<harness::Variant<RunFn>, 4> kVariants{{
     {"serial", kBuiltIn, false, run_serial},
     {"weft", kBuiltIn, true, run_weft},
     {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
+    {"openmp", kOpenMp, true, WEFT_XP_IF_OPENMP(run_openmp)},
 }};
 
 }  // namespace
@@ -89,10 +109,12 @@ Result run_fib(const FibParams& p) {
     }
   }
   const harness::PlanOptions plan{p.reps, true};
+  std::vector<OmpTeamSeen> teams(units.size());
   harness::run_units(units, plan, [&](const harness::Unit& u) {
     const std::size_t i = static_cast<std::size_t>(&u - units.data());
     std::int64_t value = -1;
-    const double s = harness::variant(kVariants, u.variant).run(Run{p.n, cutoff_of[i], u.threads, &value});
+    const double s =
+        harness::variant(kVariants, u.variant).run(Run{p.n, cutoff_of[i], u.threads, &value, &teams[i]});
     if (value != expected) {
       throw std::runtime_error("fib(" + std::to_string(p.n) + ") by " + u.variant + " gave " +
                                std::to_string(value) + ", expected " + std::to_string(expected));
@@ -106,6 +128,8 @@ Result run_fib(const FibParams& p) {
               {"reps", p.reps},   {"variants", p.variants}, {"fib", expected},
               {"spawns_no_cutoff", fib_spawns(p.n, 0)},
               {"tbb_threads", "arena of `threads` including the calling thread"},
+              {"openmp_threads", "omp parallel num_threads(`threads`) including the calling thread, "
+                                 "OpenMP's defaults otherwise (OMP_PROC_BIND unset: unbound)"},
               {"warmup", harness::warmup_text(plan)}};
   if (p.cutoff > 0) r.params["spawns_cutoff"] = fib_spawns(p.n, p.cutoff);
   for (std::size_t i = 0; i < units.size(); ++i) {
@@ -122,7 +146,7 @@ Result run_fib(const FibParams& p) {
                              : cutoff_of[i] > 0 ? "cutoff " + std::to_string(cutoff_of[i])
                                                 : std::string();
     Row a = make_row(u.variant, u.threads, "ms", "ms", std::move(ms), u.why_not);
-    a.note = note;
+    a.note = teams[i].note(note);
     a.labels.cutoff = cutoff_of[i];
     a.labels.spawns = u.variant == "serial" ? 0 : spawned;
     Row b = a;

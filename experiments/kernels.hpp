@@ -43,6 +43,22 @@ inline std::int64_t fib_tbb(int n, int cutoff) {
 }
 #endif
 
+#ifdef WEFT_HAVE_OPENMP
+// The same recursion with OpenMP tasks, as OpenMP users write it: fib(n-1)
+// a task, fib(n-2) in place, taskwait. Called inside a parallel region by
+// one thread of the team (`omp single`); see omp_team().
+inline std::int64_t fib_omp(int n, int cutoff) {
+  if (n < 2) return n;
+  if (n < cutoff) return fib_serial(n);
+  std::int64_t a = 0;
+#pragma omp task shared(a) firstprivate(n, cutoff)
+  a = fib_omp(n - 1, cutoff);
+  const std::int64_t b = fib_omp(n - 2, cutoff);
+#pragma omp taskwait
+  return a + b;
+}
+#endif
+
 // A dependent chain of multiply-adds on a register: the volatile asm keeps
 // the compiler from dropping or folding it, and it touches no memory, so it
 // scales with threads the way real compute does.

@@ -3,7 +3,13 @@
 // gets the thread count it asks for.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <sstream>
+#include <string>
 
 #include "weft/harness/run.hpp"
 
@@ -27,9 +33,17 @@ inline constexpr bool kHaveAsio = true;
 inline constexpr bool kHaveAsio = false;
 #endif
 
+#ifdef WEFT_HAVE_OPENMP
+inline constexpr bool kHaveOpenMp = true;
+#else
+inline constexpr bool kHaveOpenMp = false;
+#endif
+
 inline constexpr harness::Peer kBuiltIn{};
 inline constexpr harness::Peer kTbb{"libtbb-dev", kHaveTbb};
 inline constexpr harness::Peer kAsio{"libboost-dev", kHaveAsio};
+// OpenMP ships with g++ (libgomp); clang's runtime is Debian's libomp-dev.
+inline constexpr harness::Peer kOpenMp{"OpenMP (libgomp with g++, libomp-dev with clang)", kHaveOpenMp};
 
 // A variant table's runner that exists only where its peer was built: the
 // runner where it was, null where it was not.
@@ -42,6 +56,68 @@ inline constexpr harness::Peer kAsio{"libboost-dev", kHaveAsio};
 #define WEFT_XP_IF_ASIO(runner) runner
 #else
 #define WEFT_XP_IF_ASIO(runner) nullptr
+#endif
+#ifdef WEFT_HAVE_OPENMP
+#define WEFT_XP_IF_OPENMP(runner) runner
+#else
+#define WEFT_XP_IF_OPENMP(runner) nullptr
+#endif
+
+// An OpenMP team as omp_team() below saw it: its size and the CPUs its
+// threads were on when the region began (bit c for CPU c < 64). Defined in
+// every build, so that the experiments' run records need no #ifdef.
+struct OmpTeam {
+  int size = 0;
+  std::uint64_t cpus = 0;
+};
+// Every team a unit's runs had, for the row's note.
+struct OmpTeamSeen {
+  int min_size = 0, max_size = 0;
+  std::uint64_t cpus = 0;
+  void add(const OmpTeam& t) {
+    min_size = min_size == 0 ? t.size : std::min(min_size, t.size);
+    max_size = std::max(max_size, t.size);
+    cpus |= t.cpus;
+  }
+  // `note` with where the team ran appended; unchanged if no team ran.
+  std::string note(const std::string& note) const {
+    if (max_size == 0) return note;
+    std::ostringstream s;
+    if (!note.empty()) s << note << "; ";
+    s << "team of " << min_size;
+    if (max_size != min_size) s << '-' << max_size;
+    s << " threads, unbound, on CPUs";
+    for (int c = 0; c < 64; ++c)
+      if ((cpus >> c) & 1) s << ' ' << c;
+    return s.str();
+  }
+};
+
+#ifdef WEFT_HAVE_OPENMP
+// An OpenMP team of `threads` threads, the calling thread its master, as an
+// OpenMP user runs one: `omp parallel num_threads(threads)`, the runtime's
+// defaults otherwise (OMP_PROC_BIND unset: the threads are not bound, and
+// libgomp's idle threads spin a while before they sleep, which the
+// harness's 10 ms settle between runs outlasts). `timed` runs on one thread
+// of the team (`omp single`), the others take its tasks; returns its result.
+// `team` (if given) gets the team's size and where it ran.
+template <class F>
+double omp_team(int threads, F&& timed, OmpTeam* team = nullptr) {
+  double s = 0;
+  std::atomic<std::uint64_t> cpus{0};
+  std::atomic<int> size{0};
+#pragma omp parallel num_threads(threads)
+  {
+    const int cpu = sched_getcpu();
+    // relaxed: read after the region's closing barrier, which orders them.
+    if (cpu >= 0 && cpu < 64) cpus.fetch_or(std::uint64_t{1} << cpu, std::memory_order_relaxed);
+    size.fetch_add(1, std::memory_order_relaxed);
+#pragma omp single
+    s = timed();
+  }
+  if (team != nullptr) *team = {size.load(std::memory_order_relaxed), cpus.load(std::memory_order_relaxed)};
+  return s;
+}
 #endif
 
 #ifdef WEFT_HAVE_TBB

@@ -61,6 +61,7 @@ struct Run {
   const Inputs* in = nullptr;
   bool spin = true;  // the workload: spin items, or the sum
   int threads = 0;
+  OmpTeamSeen* team = nullptr;  // openmp: where the team ran
 };
 using RunFn = double (*)(const Run&);
 
@@ -90,10 +91,42 @@ double run_tbb(const Run& r) {
 }
 #endif
 
-const std::array<harness::Variant<RunFn>, 3> kVariants{{
+#ifdef WEFT_HAVE_OPENMP
+enum class OmpSchedule { static_, dynamic, guided };
+
+// As OpenMP users write a loop: each parallel_for is its own
+// `omp parallel for num_threads(threads) schedule(...)` region on the calling
+// thread (the team's master), with the schedule's default chunk. The
+// runtime keeps the team's threads between regions.
+template <OmpSchedule kSchedule>
+double run_openmp(const Run& r) {
+  const int threads = r.threads;
+  const double s = time_workload(r, [threads](int n, const auto& f) {
+    if constexpr (kSchedule == OmpSchedule::static_) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+      for (int i = 0; i < n; ++i) f(i);
+    } else if constexpr (kSchedule == OmpSchedule::dynamic) {
+#pragma omp parallel for num_threads(threads) schedule(dynamic)
+      for (int i = 0; i < n; ++i) f(i);
+    } else {
+#pragma omp parallel for num_threads(threads) schedule(guided)
+      for (int i = 0; i < n; ++i) f(i);
+    }
+  });
+  OmpTeam team;  // where a region of the same size ran, for the note
+  omp_team(threads, [] { return 0.0; }, &team);
+  r.team->add(team);
+  return s;
+}
+#endif
+
+const std::array<harness::Variant<RunFn>, 6> kVariants{{
     {"serial", kBuiltIn, false, run_serial},
     {"weft", kBuiltIn, true, run_weft},
     {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
+    {"openmp-static", kOpenMp, true, WEFT_XP_IF_OPENMP(run_openmp<OmpSchedule::static_>)},
+    {"openmp-dynamic", kOpenMp, true, WEFT_XP_IF_OPENMP(run_openmp<OmpSchedule::dynamic>)},
+    {"openmp-guided", kOpenMp, true, WEFT_XP_IF_OPENMP(run_openmp<OmpSchedule::guided>)},
 }};
 
 }  // namespace
@@ -121,9 +154,10 @@ Result run_pfor(const PforParams& p) {
     }
   }
   const harness::PlanOptions plan{p.reps, true};
+  std::vector<OmpTeamSeen> teams(units.size());
   harness::run_units(units, plan, [&](const harness::Unit& u) {
     const std::size_t i = static_cast<std::size_t>(&u - units.data());
-    return harness::variant(kVariants, u.variant).run(Run{&p, &in, spin_of[i], u.threads});
+    return harness::variant(kVariants, u.variant).run(Run{&p, &in, spin_of[i], u.threads, &teams[i]});
   });
 
   Result r;
@@ -134,6 +168,8 @@ Result run_pfor(const PforParams& p) {
               {"reps", p.reps},           {"variants", p.variants},
               {"grain", "default (weft: adaptive partitioner; tbb: auto_partitioner)"},
               {"tbb_threads", "arena of `threads` including the calling thread"},
+              {"openmp", "a parallel for region per loop, num_threads(`threads`) including the calling thread, "
+                         "the schedule's default chunk, OMP_PROC_BIND unset (unbound)"},
               {"warmup", harness::warmup_text(plan)}};
   const std::int64_t spin_items = static_cast<std::int64_t>(p.rounds) * p.items;
   for (std::size_t i = 0; i < units.size(); ++i) {
@@ -152,6 +188,7 @@ Result run_pfor(const PforParams& p) {
       a.note = is_spin ? std::to_string(p.rounds) + " x " + std::to_string(p.items) + " items of ~" +
                              std::to_string(p.work_ns) + " ns"
                        : "sum of " + std::to_string(p.sum_n) + " ints";
+      a.note = teams[i].note(a.note);
     }
     Row b = a;
     b.metric = "ns_per_task";

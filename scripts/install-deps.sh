@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   clang libclang-rt-14-dev                # the second compiler of the test matrix
+  libomp-dev                              # OpenMP for clang (g++ ships libgomp): a peer in the experiments
   libhwloc-dev hwloc                      # topology (the library's one dependency)
   libcli11-dev libfmt-dev nlohmann-json3-dev   # the CLI
   libgtest-dev libgmock-dev libbenchmark-dev   # tests and micro-benchmarks

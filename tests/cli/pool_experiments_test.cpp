@@ -98,12 +98,21 @@ TEST(PoolExperiments, FibJsonHasEveryVariantAndTheValue) {
     for (int w : {1, 2}) {
       EXPECT_TRUE(k.count({"weft", w})) << metric << " " << w;
       EXPECT_TRUE(k.count({"tbb", w})) << metric << " " << w;
+      EXPECT_TRUE(k.count({"openmp", w})) << metric << " " << w;
     }
   }
   int with_cutoff = 0;
-  for (const auto& row : j.at("results"))
+  for (const auto& row : j.at("results")) {
     if (row.at("cutoff") == 8) ++with_cutoff;
-  EXPECT_EQ(with_cutoff, 2 * 2 * 2);  // weft and tbb, 2 thread counts, 2 metrics
+    // An OpenMP row says where its team ran (or that OpenMP was not built).
+    if (row.at("variant") == "openmp" && row.at("metric") == "ms" && row.at("measured").get<bool>()) {
+      EXPECT_NE(row.at("note").get<std::string>().find("team of " + std::to_string(row.at("threads").get<int>()) +
+                                                       " threads"),
+                std::string::npos)
+          << row.dump();
+    }
+  }
+  EXPECT_EQ(with_cutoff, 3 * 2 * 2);  // weft, tbb and openmp, 2 thread counts, 2 metrics
 }
 
 TEST(PoolExperiments, PforJsonHasBothWorkloads) {
@@ -116,7 +125,7 @@ TEST(PoolExperiments, PforJsonHasBothWorkloads) {
     seen.insert(w + "/" + row.at("variant").get<std::string>() + "/" + row.at("metric").get<std::string>());
   }
   for (const char* w : {"spin", "sum"})
-    for (const char* v : {"serial", "weft", "tbb"})
+    for (const char* v : {"serial", "weft", "tbb", "openmp-static", "openmp-dynamic", "openmp-guided"})
       for (const char* m : {"ms", "ns_per_task"})
         EXPECT_TRUE(seen.count(std::string(w) + "/" + v + "/" + m)) << w << " " << v << " " << m;
 }
