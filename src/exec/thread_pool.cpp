@@ -422,7 +422,9 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
     if (rearmed && idle_.notify_one()) count_wakes_sent(w);
     if (r == Steal::success) {
       bump(w.counters.steals_from_submitters, static_cast<std::uint64_t>(taken));
-      trace_event(w, TraceKind::steal);
+      // A steal event per task taken, as in the stats.
+      if (w.trace) [[unlikely]]
+        for (std::int64_t i = 0, ns = now_ns(); i < taken; ++i) trace_event_at(w, ns, TraceKind::steal);
       w.empty_passes = 0;
       // The oldest runs now; the rest go to our deque, newest first, so our
       // pops run them in the order they were submitted and thieves take the

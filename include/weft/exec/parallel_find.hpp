@@ -51,6 +51,7 @@
 #include <utility>
 
 #include "weft/detail/cache_line.hpp"
+#include "weft/detail/exec/on_workers.hpp"
 #include "weft/detail/exec/stop_gate.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
@@ -125,18 +126,15 @@ void find_search(FindCursor& c, It first, Pred& pred, FindError& err, StopGate& 
   }
 }
 
-}  // namespace detail
-
+// The search, on a worker of `pool` (parallel_find_if() puts it there).
 template <std::random_access_iterator It, class Pred>
-It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred, std::stop_token stop = {}) {
-  if (!(first < last)) return last;
+It find_if_here(ThreadPool& pool, It first, It last, Pred& pred, std::stop_token stop) {
   const auto n = static_cast<std::size_t>(last - first);
   detail::FindCursor cursor(n);
   detail::StopGate gate(std::move(stop));
-  // Searchers beside this thread: every worker but this one, no more than
-  // there are first-size blocks.
-  const std::size_t others =
-      std::min(static_cast<std::size_t>(pool.size()) - (pool.is_worker() ? 1 : 0), n / detail::kFindMinBlock);
+  // Searchers beside this worker: every other worker, no more than there
+  // are first-size blocks.
+  const std::size_t others = std::min(static_cast<std::size_t>(pool.size()) - 1, n / detail::kFindMinBlock);
   auto errors = std::make_unique<detail::FindError[]>(others + 1);
   {
     TaskGroup g(pool);
@@ -158,6 +156,15 @@ It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred, std::stop_to
     if (errors[s].error && errors[s].at == best) std::rethrow_exception(errors[s].error);
   if (best == n) gate.throw_if_skipped();  // no match in what was searched, and not all of it was
   return first + static_cast<std::iter_difference_t<It>>(best);
+}
+
+}  // namespace detail
+
+template <std::random_access_iterator It, class Pred>
+It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred, std::stop_token stop = {}) {
+  if (!(first < last)) return last;
+  // On a worker only (detail/exec/on_workers.hpp): the searchers are the pool's threads.
+  return detail::on_workers(pool, [&] { return detail::find_if_here(pool, first, last, pred, std::move(stop)); });
 }
 
 template <std::random_access_iterator It, class Pred>

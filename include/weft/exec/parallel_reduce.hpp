@@ -61,6 +61,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "weft/detail/exec/on_workers.hpp"
 #include "weft/detail/exec/stop_gate.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
@@ -138,10 +139,13 @@ std::optional<T> reduce_tree(ThreadPool& pool, std::size_t lo, std::size_t hi, s
 template <class T, class Leaf, class Op>
 T reduce_root(ThreadPool& pool, std::size_t n, std::size_t grain, T init, Leaf& leaf, Op& op, std::stop_token stop) {
   if (n == 0) return init;
-  StopGate gate(std::move(stop));
-  std::optional<T> tree = reduce_tree<T>(pool, 0, n, reduce_grain(n, grain), leaf, op, gate);
-  if (!tree) throw cancelled{};
-  return op(std::move(init), std::move(*tree));
+  // On a worker only (on_workers.hpp): the tree's threads are the pool's.
+  return on_workers(pool, [&]() -> T {
+    StopGate gate(std::move(stop));
+    std::optional<T> tree = reduce_tree<T>(pool, 0, n, reduce_grain(n, grain), leaf, op, gate);
+    if (!tree) throw cancelled{};
+    return op(std::move(init), std::move(*tree));
+  });
 }
 
 }  // namespace detail

@@ -81,8 +81,7 @@ T scan_run(It it, std::size_t len, Out out, T acc, Op& op) {
 // init: the exclusive scan's initial value, or the inclusive scan's if it
 // has one (none: the first element starts the fold).
 template <bool kExclusive, class T, std::random_access_iterator It, std::random_access_iterator Out, class Op>
-Out scan(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init, Op& op, std::stop_token stop) {
-  if (!(first < last)) return d_first;
+Out scan_here(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init, Op& op, std::stop_token stop) {
   StopGate gate(std::move(stop));
   const auto n = static_cast<std::size_t>(last - first);
   using Diff = std::iter_difference_t<It>;
@@ -123,6 +122,15 @@ Out scan(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init
   });
   gate.throw_if_skipped();
   return d_first + static_cast<OutDiff>(n);
+}
+
+// On a worker only (on_workers.hpp): the scan's threads are the pool's.
+template <bool kExclusive, class T, std::random_access_iterator It, std::random_access_iterator Out, class Op>
+Out scan(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init, Op& op, std::stop_token stop) {
+  if (!(first < last)) return d_first;
+  return on_workers(pool, [&] {
+    return scan_here<kExclusive, T>(pool, first, last, d_first, std::move(init), op, std::move(stop));
+  });
 }
 
 }  // namespace detail

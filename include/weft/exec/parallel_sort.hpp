@@ -60,6 +60,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "weft/detail/exec/on_workers.hpp"
 #include "weft/detail/exec/stop_gate.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
@@ -205,20 +206,23 @@ template <std::random_access_iterator It, class Comp = std::less<>>
 void parallel_sort(ThreadPool& pool, It first, It last, Comp comp = {}, std::stop_token stop = {}) {
   const auto n = last - first;
   if (n < 2) return;
-  const std::ptrdiff_t per_piece = n / (16 * (static_cast<std::ptrdiff_t>(pool.size()) + 1));
-  const std::ptrdiff_t cutoff = std::max(detail::kSortCutoff, per_piece);
-  const int depth = 2 * static_cast<int>(std::bit_width(static_cast<std::size_t>(n)));
-  detail::StopGate gate(std::move(stop));
-  TaskGroup g(pool);
-  std::exception_ptr mine;
-  try {
-    detail::quick_sort(g, first, last, comp, depth, false, cutoff, gate);
-  } catch (...) {
-    mine = std::current_exception();  // still wait: the tasks reference comp and g
-  }
-  g.wait();  // rethrows a task's exception
-  if (mine) std::rethrow_exception(mine);
-  gate.throw_if_skipped();
+  // On a worker only (detail/exec/on_workers.hpp): the sort's threads are the pool's.
+  detail::on_workers(pool, [&] {
+    const std::ptrdiff_t per_piece = n / (16 * static_cast<std::ptrdiff_t>(pool.size()));
+    const std::ptrdiff_t cutoff = std::max(detail::kSortCutoff, per_piece);
+    const int depth = 2 * static_cast<int>(std::bit_width(static_cast<std::size_t>(n)));
+    detail::StopGate gate(std::move(stop));
+    TaskGroup g(pool);
+    std::exception_ptr mine;
+    try {
+      detail::quick_sort(g, first, last, comp, depth, false, cutoff, gate);
+    } catch (...) {
+      mine = std::current_exception();  // still wait: the tasks reference comp and g
+    }
+    g.wait();  // rethrows a task's exception
+    if (mine) std::rethrow_exception(mine);
+    gate.throw_if_skipped();
+  });
 }
 template <std::random_access_iterator It>
 void parallel_sort(ThreadPool& pool, It first, It last, std::stop_token stop) {
@@ -246,7 +250,9 @@ void parallel_stable_sort(ThreadPool& pool, It first, It last, Comp comp = {}, s
   V* buf = alloc.allocate(slots);
   bool sorted = false;
   try {
-    sorted = detail::merge_sort(pool, first, last, buf, depth, built.get(), comp, gate);
+    // On a worker only (detail/exec/on_workers.hpp): the sort's threads are the pool's.
+    sorted = detail::on_workers(
+        pool, [&] { return detail::merge_sort(pool, first, last, buf, depth, built.get(), comp, gate); });
   } catch (...) {
     detail::destroy_built(buf, n, depth, built.get());
     alloc.deallocate(buf, slots);

@@ -50,7 +50,8 @@ namespace weft {
 enum class TraceKind : std::uint8_t {
   task_start,  // a task began to run on this worker
   task_end,    // the innermost running task finished
-  steal,       // took a task from `peer` (a worker index; -1: a submitter's deque) in `ring`
+  steal,       // took a task from `peer` (a worker index; -1: a submitter's deque) in `ring`;
+               // a batch from a submitter's deque is one event per task, at one time
   park,        // went to sleep
   wake,        // woke from a park
   wake_sent,   // woke a parked worker

@@ -30,7 +30,9 @@ Task make_task() { return Task{no_op, no_op}; }
 Steal steal_one(InjectionSlots& slots, std::uint64_t start, Task*& out, bool& rearmed, bool clear) {
   std::int64_t taken = 0;
   const Steal r = slots.steal(start, &out, 1, taken, rearmed, clear);
-  if (r == Steal::success) EXPECT_EQ(taken, 1);
+  if (r == Steal::success) {
+    EXPECT_EQ(taken, 1);
+  }
   return r;
 }
 

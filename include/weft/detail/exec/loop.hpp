@@ -17,6 +17,7 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/exec/stop_gate.hpp"
+#include "weft/detail/exec/on_workers.hpp"
 #include "weft/exec/partitioner.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -143,7 +144,8 @@ class Loop {
     try {
       if constexpr (std::is_same_v<P, AdaptivePartition>) {
         // The caller takes part; a worker caller is already one of size().
-        const unsigned threads = static_cast<unsigned>(pool_.size()) + (pool_.is_worker() ? 0U : 1U);
+        // run_loop() runs us on a worker: the pool's threads are all there are.
+        const unsigned threads = static_cast<unsigned>(pool_.size());
         adaptive(whole, threads > 1 ? threads * kAdaptivePiecesPerThread : 1);
       } else if constexpr (std::is_same_v<P, StaticPartition>) {
         static_blocks(whole);
@@ -222,8 +224,13 @@ class Loop {
     whole_ = whole;
     claimed_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(blocks_));
     const int me = pool_.is_worker() ? ThreadPool::current_worker_index() : -1;
-    for (int k = 0; k < blocks_ - (me >= 0 ? 1 : 0); ++k) group_.run([this] { static_token(); });
-    if (me >= 0 && claim(me)) run_block(me);
+    // Our own block is claimed before any token can run: a worker that runs
+    // two tokens claims its own block with the first and the first free one
+    // with the second, which could otherwise be ours, leaving a block that
+    // no claimant takes (tokens and claimants are one fewer than blocks then).
+    const bool mine = me >= 0 && claim(me);
+    for (int k = 0; k < blocks_ - (mine ? 1 : 0); ++k) group_.run([this] { static_token(); });
+    if (mine) run_block(me);
   }
 
   // Run by a worker: its own block if still free, else the first free one.
@@ -292,8 +299,11 @@ class Loop {
 template <class Range, class Leaf, Partitioner P>
 void run_loop(ThreadPool& pool, const Range& whole, const Leaf& leaf, const P& part, std::stop_token stop) {
   if (whole.empty() || stop.stop_requested()) return;
-  Loop<Range, Leaf> loop(pool, leaf, std::move(stop));
-  loop.run(whole, part);
+  // On a worker only (on_workers.hpp): the loop's threads are the pool's.
+  on_workers(pool, [&] {
+    Loop<Range, Leaf> loop(pool, leaf, std::move(stop));
+    loop.run(whole, part);
+  });
 }
 template <class Range, class Leaf, Partitioner P>
 void run_loop(ThreadPool& pool, const Range& whole, const Leaf& leaf, const P& part) {
