@@ -19,10 +19,11 @@
 // optional std::stop_token.
 //
 // Work spreads by fork-join: a piece split off is handed to the pool (an
-// idle worker takes it) while this thread goes on with the rest. The
-// calling thread runs part of the range itself, whether or not it is a
-// worker (static_partition: when it is one); a call from inside a pool task
-// works, even on a pool of one worker, because waits run other tasks.
+// idle worker takes it) while this thread goes on with the rest. Only the
+// pool's workers compute: a call from a thread outside the pool goes to
+// the pool as one task while the caller waits without computing
+// (weft/detail/exec/on_workers.hpp); a call from inside a pool task runs
+// there, even on a pool of one worker, because waits run other tasks.
 //
 // Exceptions: every index (element, block) runs even if some throw; the
 // first exception is rethrown when all are done, and the pool stays usable.

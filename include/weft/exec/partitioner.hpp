@@ -9,8 +9,8 @@
 // The partitioner decides which divisible ranges are split:
 //
 // adaptive (the default) splits the range into a few pieces (4) per
-//   thread that can take part (the pool's workers, plus the caller when it
-//   is not one of them; one piece when the caller is the only thread) and
+//   worker (the loop runs on the pool's workers only, whoever calls it; one
+//   piece on a pool of one worker) and
 //   then splits a piece again only when a worker is idle and no piece
 //   already offered is waiting for it: a 1-D piece checks between short
 //   runs of its indices, a 2-D piece before its body starts. A loop on a

@@ -61,27 +61,17 @@ class WorkStealingDeque {
 
   // Owner only: the most recently pushed task, or nullptr.
   Task* pop() {
-    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // relaxed: owner's own variable
-    Array* a = array_.load(std::memory_order_relaxed);                    // relaxed: owner's own variable
-    bottom_.store(b, std::memory_order_relaxed);  // relaxed: ordered against top_ by the fence below
-    sched_point();
-    // seq_cst fence: the store to bottom_ and the load of top_ must not be
-    // reordered (store-load), or the owner and a thief could both take the
-    // last item.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t t = top_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
-    sched_point();
-    if (t > b) {  // empty
-      bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: restores the owner's view only
-      return nullptr;
-    }
-    Task* x = a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
+    const Bottom r = reserve_bottom();
+    if (r.empty()) return nullptr;
+    const std::int64_t b = r.b;
+    std::int64_t t = r.t;
+    Task* x = r.a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
     if (t == b) {
       // The last item: race thieves for it through top_. seq_cst: part of the
-      // same store-load protocol as the fence above.
+      // same store-load protocol as the fence in reserve_bottom().
       if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
         x = nullptr;
-      bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: as above
+      bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: restores the owner's view only
     }
     return x;
   }
@@ -111,32 +101,27 @@ class WorkStealingDeque {
   //    there, which is the one the thief then reads.
   // Pushes stay as they are: a store and the release of bottom_.
   Task* pop_batched() {
-    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // relaxed: owner's own variable
-    Array* a = array_.load(std::memory_order_relaxed);                    // relaxed: owner's own variable
-    bottom_.store(b, std::memory_order_relaxed);  // relaxed: ordered against top_ by the fence below
-    sched_point();
-    // seq_cst fence: as in pop(), store-load against the thieves' read of bottom_.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t t = top_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
-    sched_point();
-    if (t > b) {  // empty
-      bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: restores the owner's view only
-      return nullptr;
-    }
+    const Bottom r = reserve_bottom();
+    if (r.empty()) return nullptr;
+    const std::int64_t b = r.b;
+    std::int64_t t = r.t;
+    Array* a = r.a;
     Task* x = a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
     if (b - t >= kMaxBatch) return x;  // no batch reaches it (see above)
     // Claim [t, b] through top_. seq_cst: the same total order as the
     // thieves' CAS. A failure reloads t: thieves took from the top.
     while (!top_.compare_exchange_weak(t, b + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) {
       if (t > b) {  // thieves took everything, ours included
-        bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: as above
+        bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: restores the owner's view only
         return nullptr;
       }
     }
-    // Ours now: [t, b). Read them before the push-backs reuse slots.
+    // Ours now: [t, b), fewer than kMaxBatch. Read them before the
+    // push-backs reuse slots.
     std::array<Task*, kMaxBatch> rest;
     const std::int64_t n = b - t;
-    for (std::int64_t i = 0; i < n; ++i) rest[static_cast<std::size_t>(i)] = a->slot(t + i).load(std::memory_order_relaxed);  // relaxed: the owner wrote them
+    for (std::int64_t i = 0; i < n; ++i)
+      rest[static_cast<std::size_t>(i)] = a->slot(t + i).load(std::memory_order_relaxed);  // relaxed: the owner wrote them
     bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: top_ == bottom_ now, an empty deque
     for (std::int64_t i = 0; i < n; ++i) push(rest[static_cast<std::size_t>(i)]);
     return x;
@@ -250,6 +235,30 @@ class WorkStealingDeque {
     std::atomic<Task*>& slot(std::int64_t i) noexcept { return slots[static_cast<std::size_t>(i & mask)]; }
   };
   Array* grow(Array* a, std::int64_t t, std::int64_t b);
+
+  // The first step of both owner pops: slot b = bottom - 1 withdrawn from
+  // the thieves' view, and the top read after it; an empty deque is
+  // restored (empty() then says so).
+  struct Bottom {
+    std::int64_t b;
+    std::int64_t t;
+    Array* a;
+    [[nodiscard]] bool empty() const noexcept { return t > b; }
+  };
+  Bottom reserve_bottom() {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // relaxed: owner's own variable
+    Array* a = array_.load(std::memory_order_relaxed);                    // relaxed: owner's own variable
+    bottom_.store(b, std::memory_order_relaxed);  // relaxed: ordered against top_ by the fence below
+    sched_point();
+    // seq_cst fence: the store to bottom_ and the load of top_ must not be
+    // reordered (store-load), or the owner and a thief could both take the
+    // last item (and, against steal_batch(), one inside a batch).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const std::int64_t t = top_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+    sched_point();
+    if (t > b) bottom_.store(b + 1, std::memory_order_relaxed);  // empty; relaxed: restores the owner's view only
+    return {b, t, a};
+  }
 
   alignas(kCacheLine) std::atomic<std::int64_t> top_{0};
   alignas(kCacheLine) std::atomic<std::int64_t> bottom_{0};
