@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "peer_support.hpp"
-#include "weft/detail/exec/remote_wait.hpp"
+#include "weft/detail/exec/on_workers.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/coro.hpp"
 #include "weft/exec/task_group.hpp"
@@ -135,14 +135,13 @@ double since(std::int64_t t0) { return static_cast<double>(wall_ns() - t0) / 1e9
 
 // Runs root(pool) on a worker of a fresh pool of `threads`, the workers up
 // first, and returns what it returns (its seconds); the calling thread waits
-// without taking the root (get_remote).
+// without taking the root (detail::on_workers, as weft's algorithms do).
 template <class Root>
 double on_worker(int threads, Root root) {
   ThreadPool pool(PoolOptions{.workers = threads});
   pool.post([] {});
   pool.wait_idle();
-  auto f = pool.submit([&] { return root(pool); });
-  return detail::get_remote(f);
+  return detail::on_workers(pool, [&] { return root(pool); });
 }
 
 [[noreturn]] void wrong(std::string_view what, std::string_view variant, const std::string& how) {
@@ -416,7 +415,7 @@ double cancel_weft_taskgroup(const Run& r) {
   Blockers b;
   for (int i = 1; i < r.threads; ++i) pool.post([&b] { b.block(); });
   b.until_blocked(r.threads - 1);
-  auto root = pool.submit([&] {
+  return detail::on_workers(pool, [&] {
     std::atomic<std::int64_t> ran{0};
     TaskGroup g{pool};
     // From a worker: the tasks go to its own deque, which no one can steal from.
@@ -435,7 +434,6 @@ double cancel_weft_taskgroup(const Run& r) {
     check_cancel("weft-taskgroup", ran.load(), said);
     return s;
   });
-  return detail::get_remote(root);
 }
 
 #ifdef WEFT_HAVE_TBB

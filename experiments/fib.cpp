@@ -5,7 +5,7 @@
 
 #include "kernels.hpp"
 #include "peer_support.hpp"
-#include "weft/detail/exec/remote_wait.hpp"
+#include "weft/detail/exec/on_workers.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
 
@@ -35,9 +35,8 @@ double run_weft(const Run& r) {
   pool.post([] {});
   pool.wait_idle();  // the workers are up
   const std::int64_t t0 = wall_ns();
-  // get_remote: the root runs on a worker, as every other call does.
-  auto root = pool.submit([&] { return fib_weft(pool, r.n, r.cutoff); });
-  *r.value = detail::get_remote(root);
+  // The root runs on a worker, as every other call does.
+  *r.value = detail::on_workers(pool, [&] { return fib_weft(pool, r.n, r.cutoff); });
   return static_cast<double>(wall_ns() - t0) / 1e9;
 }
 
@@ -55,17 +54,14 @@ double run_tbb(const Run& r) {
 // A team of `threads` including this thread (as oneTBB's arena above):
 // one thread starts the recursion, the team runs its tasks.
 double run_openmp(const Run& r) {
-  OmpTeam team;
-  const double s = omp_team(
+  return omp_team(
       r.threads,
       [&] {
         const std::int64_t t0 = wall_ns();
         *r.value = fib_omp(r.n, r.cutoff);
         return static_cast<double>(wall_ns() - t0) / 1e9;
       },
-      &team);
-  r.team->add(team);
-  return s;
+      *r.team);
 }
 #endif
 

@@ -63,21 +63,17 @@ inline constexpr harness::Peer kOpenMp{"OpenMP (libgomp with g++, libomp-dev wit
 #define WEFT_XP_IF_OPENMP(runner) nullptr
 #endif
 
-// An OpenMP team as omp_team() below saw it: its size and the CPUs its
-// threads were on when the region began (bit c for CPU c < 64). Defined in
-// every build, so that the experiments' run records need no #ifdef.
-struct OmpTeam {
-  int size = 0;
-  std::uint64_t cpus = 0;
-};
-// Every team a unit's runs had, for the row's note.
+// The OpenMP teams a unit's runs had (omp_team() below adds each): their
+// sizes and the CPUs their threads were on when a region began (bit c for
+// CPU c < 64), for the row's note. Defined in every build, so that the
+// experiments' run records need no #ifdef.
 struct OmpTeamSeen {
   int min_size = 0, max_size = 0;
   std::uint64_t cpus = 0;
-  void add(const OmpTeam& t) {
-    min_size = min_size == 0 ? t.size : std::min(min_size, t.size);
-    max_size = std::max(max_size, t.size);
-    cpus |= t.cpus;
+  void add(int size, std::uint64_t team_cpus) {
+    min_size = min_size == 0 ? size : std::min(min_size, size);
+    max_size = std::max(max_size, size);
+    cpus |= team_cpus;
   }
   // `note` with where the team ran appended; unchanged if no team ran.
   std::string note(const std::string& note) const {
@@ -100,9 +96,9 @@ struct OmpTeamSeen {
 // libgomp's idle threads spin a while before they sleep, which the
 // harness's 10 ms settle between runs outlasts). `timed` runs on one thread
 // of the team (`omp single`), the others take its tasks; returns its result.
-// `team` (if given) gets the team's size and where it ran.
+// The team's size and where it ran are added to `seen`.
 template <class F>
-double omp_team(int threads, F&& timed, OmpTeam* team = nullptr) {
+double omp_team(int threads, F&& timed, OmpTeamSeen& seen) {
   double s = 0;
   std::atomic<std::uint64_t> cpus{0};
   std::atomic<int> size{0};
@@ -115,7 +111,7 @@ double omp_team(int threads, F&& timed, OmpTeam* team = nullptr) {
 #pragma omp single
     s = timed();
   }
-  if (team != nullptr) *team = {size.load(std::memory_order_relaxed), cpus.load(std::memory_order_relaxed)};
+  seen.add(size.load(std::memory_order_relaxed), cpus.load(std::memory_order_relaxed));
   return s;
 }
 #endif

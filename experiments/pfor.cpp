@@ -113,9 +113,7 @@ double run_openmp(const Run& r) {
       for (int i = 0; i < n; ++i) f(i);
     }
   });
-  OmpTeam team;  // where a region of the same size ran, for the note
-  omp_team(threads, [] { return 0.0; }, &team);
-  r.team->add(team);
+  omp_team(threads, [] { return 0.0; }, *r.team);  // where a region of the same size ran, for the note
   return s;
 }
 #endif

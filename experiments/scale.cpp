@@ -12,7 +12,7 @@
 
 #include "kernels.hpp"
 #include "peer_support.hpp"
-#include "weft/detail/exec/remote_wait.hpp"
+#include "weft/detail/exec/on_workers.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/parallel_reduce.hpp"
 #include "weft/exec/task_group.hpp"
@@ -226,8 +226,8 @@ double run_weft(const Run& r) {
   pool.wait_idle();  // the workers are up
   // The root runs on a worker, so that `threads` threads take part, as in
   // oneTBB's arena of `threads` slots.
-  auto root = pool.submit([&] { return run_work(WeftCalls{&pool}, r.work, *r.in, *r.marks, "weft", r.threads); });
-  return detail::get_remote(root);
+  return detail::on_workers(pool,
+                            [&] { return run_work(WeftCalls{&pool}, r.work, *r.in, *r.marks, "weft", r.threads); });
 }
 
 #ifdef WEFT_HAVE_TBB

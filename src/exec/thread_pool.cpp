@@ -379,6 +379,7 @@ constexpr int kPassesBeforeClearing = 16;
 // what is there, rounded up, up to this): a submitter that posts a burst
 // costs the workers one CAS per batch, not one per task.
 constexpr std::int64_t kInjectionBatch = 16;
+static_assert(kInjectionBatch <= WorkStealingDeque::kMaxBatch, "steal_batch() takes at most kMaxBatch");
 
 // A random index below n: xorshift64, scaled by a multiply rather than a
 // division (a steal attempt costs a few ns; a 64-bit divide would be most

@@ -40,6 +40,16 @@ TEST(Backoff, CompletesAfterTheLimits) {
   EXPECT_FALSE(b.is_completed());
 }
 
+// A zero budget parks at once: the first polls and one clock-read round,
+// then the last look, and no sched_yield between them (each yield would
+// cost the thread its next wake-up's preemption under EEVDF: spin.hpp).
+TEST(SpinUntil, AZeroBudgetNeitherSpinsOnNorYields) {
+  int polls = 0;
+  const auto o = weft::detail::spin_until([&] { return ++polls < 0; }, weft::WaitOptions{std::chrono::nanoseconds(0), false});
+  EXPECT_FALSE(o.satisfied);
+  EXPECT_EQ(polls, 4 + weft::detail::kPollsPerClockRead + 1);
+}
+
 TEST(SpinTuner, ShrinksWhenSpinsFailAndRecovers) {
   const weft::WaitOptions opts{std::chrono::microseconds(20), true};
   auto& tuner = weft::detail::this_thread_tuner();

@@ -109,7 +109,9 @@ class WorkStealingDeque {
     Task* x = a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
     if (b - t >= kMaxBatch) return x;  // no batch reaches it (see above)
     // Claim [t, b] through top_. seq_cst: the same total order as the
-    // thieves' CAS. A failure reloads t: thieves took from the top.
+    // thieves' CAS. A failure reloads t (thieves took from the top); relaxed
+    // on failure: the new top only says how far, and the slots we then read
+    // are our own writes.
     while (!top_.compare_exchange_weak(t, b + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) {
       if (t > b) {  // thieves took everything, ours included
         bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: restores the owner's view only
@@ -148,7 +150,8 @@ class WorkStealingDeque {
     // rewrote after a wrap-around can only be one whose top_ moved on.
     for (std::int64_t i = 0; i < k; ++i) out[i] = a->slot(t + i).load(std::memory_order_relaxed);
     sched_point();
-    // seq_cst: the CAS decides between thieves and the owner's claims.
+    // seq_cst: the CAS decides between thieves and the owner's claims;
+    // relaxed on failure: a failed CAS only says retry, nothing read is kept.
     if (!top_.compare_exchange_strong(t, t + k, std::memory_order_seq_cst, std::memory_order_relaxed))
       return Steal::retry;
     taken = k;

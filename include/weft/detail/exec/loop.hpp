@@ -223,19 +223,20 @@ class Loop {
     blocks_ = pool_.size();
     whole_ = whole;
     claimed_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(blocks_));
-    const int me = pool_.is_worker() ? ThreadPool::current_worker_index() : -1;
+    // run_loop() runs us on one of the pool's workers (on_workers.hpp).
+    const int me = ThreadPool::current_worker_index();
     // Our own block is claimed before any token can run: a worker that runs
     // two tokens claims its own block with the first and the first free one
     // with the second, which could otherwise be ours, leaving a block that
-    // no claimant takes (tokens and claimants are one fewer than blocks then).
-    const bool mine = me >= 0 && claim(me);
-    for (int k = 0; k < blocks_ - (mine ? 1 : 0); ++k) group_.run([this] { static_token(); });
-    if (mine) run_block(me);
+    // no claimant takes. Then the blocks_ - 1 tokens claim the rest.
+    claim(me);
+    for (int k = 1; k < blocks_; ++k) group_.run([this] { static_token(); });
+    run_block(me);
   }
 
   // Run by a worker: its own block if still free, else the first free one.
-  // Each of the size() claimants (the tokens, plus a worker caller) claims
-  // exactly one block, so every block is claimed once.
+  // Each of the size() claimants (the tokens, plus the worker that runs the
+  // loop) claims exactly one block, so every block is claimed once.
   void static_token() {
     const int me = ThreadPool::current_worker_index();
     if (me >= 0 && me < blocks_ && claim(me)) return run_block(me);

@@ -1,5 +1,6 @@
 // weft/detail/exec/remote_wait.hpp — a Future wait that leaves the task to
-// the pool, for weft's measurements and tests.
+// the pool: for the algorithms' hand-off from an outside caller
+// (on_workers.hpp), and for weft's measurements and tests.
 //
 // Future::wait()/get() run a still-queued task in place on the waiting
 // thread (future.hpp). wait_remote/get_remote never do that from outside

@@ -41,8 +41,9 @@ void yield_cpu() noexcept;
 // waker. On the Intel host of docs/results/wake-path-intel-vm.md a pool
 // worker that yielded 8 times before each park started a task posted to it
 // ~10 us after the post instead of ~2 us (a condition-variable pool given the
-// same 8 yields went from 2.5 to 6-10 us). So a wait that has nothing to hand
-// over - a pool worker's search, a park with no spin budget - passes 0.
+// same 8 yields took 9.3 and 10.3 us, against 2.5 and 6.4 without). So a wait
+// with no spin budget does not yield either (spin_until() below), and a wait
+// that has nobody to hand its CPU to - a pool worker's search - passes 0.
 inline constexpr int kYieldsBeforePark = 4;
 SpinTuner& this_thread_tuner() noexcept;
 
@@ -60,7 +61,7 @@ struct SpinOutcome {
   std::int64_t start_ns;   // when the spin began (0 if the first poll succeeded)
 };
 
-inline constexpr int kPollsPerClockRead = 16;  // ~0.4 µs of pauses here
+inline constexpr int kPollsPerClockRead = 16;  // ~0.15 µs of pauses on the Intel host, ~0.4 µs on the AMD one
 
 template <class Pred>
 SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYieldsBeforePark) noexcept {
@@ -89,7 +90,8 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYield
     }
     if (now_ns() >= deadline) break;
   }
-  for (int i = 0; i < yields; ++i) {
+  // No budget, no yields: the caller asked to park at once.
+  for (int i = 0, n = opts.spin.count() == 0 ? 0 : yields; i < n; ++i) {
     if (pred()) return {true, probe, true, start};
     yield_cpu();
   }

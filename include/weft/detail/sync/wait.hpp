@@ -111,9 +111,7 @@ bool wait_loop(Protocol& p, const WaitOptions& opts, Deadline deadline, const st
   for (;;) {
     while (p.helps() && !p.poll() && p.help()) {
     }
-    // A wait with no spin budget parks at once: no yields either (spin.hpp).
-    const SpinOutcome spun = spin_until([&p, &stopped] { return p.poll() || stopped(); }, opts,
-                                        opts.spin.count() == 0 ? 0 : kYieldsBeforePark);
+    const SpinOutcome spun = spin_until([&p, &stopped] { return p.poll() || stopped(); }, opts);
     // A spin ended by a stop goes on to announce(), which decides.
     if (Protocol::kPollDecides && spun.satisfied && (!kStoppable || p.poll())) {
       adapt(spun, opts, 0);
