@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -13,6 +14,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <variant>
 
 #include "peer_support.hpp"
@@ -64,6 +66,11 @@ struct StdAlgorithms {
   void inclusive_scan(It first, It last, Out out) const {
     std::inclusive_scan(kPolicy<Policy>..., first, last, out);
   }
+  template <class It, class Out>
+  void exclusive_scan(It first, It last, Out out) const {
+    using T = typename std::iterator_traits<It>::value_type;
+    std::exclusive_scan(kPolicy<Policy>..., first, last, out, T{});
+  }
   template <class It, class Comp>
   void sort(It first, It last, Comp comp) const {
     std::sort(kPolicy<Policy>..., first, last, comp);
@@ -103,6 +110,11 @@ struct WeftAlgorithms {
   template <class It, class Out>
   void inclusive_scan(It first, It last, Out out) const {
     parallel_inclusive_scan(*pool, first, last, out);
+  }
+  template <class It, class Out>
+  void exclusive_scan(It first, It last, Out out) const {
+    using T = typename std::iterator_traits<It>::value_type;
+    parallel_exclusive_scan(*pool, first, last, out, T{});
   }
   template <class It, class Comp>
   void sort(It first, It last, Comp comp) const {
@@ -156,18 +168,11 @@ struct TbbAlgorithms {
   }
   template <class It, class Out>
   void inclusive_scan(It first, It last, Out out) const {
-    using T = typename std::iterator_traits<It>::value_type;
-    using Range = oneapi::tbb::blocked_range<std::ptrdiff_t>;
-    oneapi::tbb::parallel_scan(
-        Range(0, last - first), T{},
-        [&](const Range& r, T acc, bool is_final) {
-          for (std::ptrdiff_t i = r.begin(); i != r.end(); ++i) {
-            acc += first[i];
-            if (is_final) out[i] = acc;
-          }
-          return acc;
-        },
-        std::plus<>{});
+    scan<true>(first, last, out);
+  }
+  template <class It, class Out>
+  void exclusive_scan(It first, It last, Out out) const {
+    scan<false>(first, last, out);
   }
   template <class It, class Comp>
   void sort(It first, It last, Comp comp) const {
@@ -216,6 +221,28 @@ struct TbbAlgorithms {
   }
 
  private:
+  // oneTBB's scan body: the prefix before (exclusive) or after (inclusive)
+  // each element, written on the final pass.
+  template <bool kInclusive, class It, class Out>
+  static void scan(It first, It last, Out out) {
+    using T = typename std::iterator_traits<It>::value_type;
+    using Range = oneapi::tbb::blocked_range<std::ptrdiff_t>;
+    oneapi::tbb::parallel_scan(
+        Range(0, last - first), T{},
+        [&](const Range& r, T acc, bool is_final) {
+          for (std::ptrdiff_t i = r.begin(); i != r.end(); ++i) {
+            if constexpr (!kInclusive) {
+              if (is_final) out[i] = acc;
+            }
+            acc += first[i];
+            if constexpr (kInclusive) {
+              if (is_final) out[i] = acc;
+            }
+          }
+          return acc;
+        },
+        std::plus<>{});
+  }
   // init starts every block, so it must be op's identity (0 here).
   template <class It, class T, class Op, class Transform>
   static T transform_reduce_with(It first, It last, T init, Op op, Transform tr) {
@@ -236,10 +263,100 @@ using Tbb = TbbAlgorithms<false>;
 using TbbDeterministic = TbbAlgorithms<true>;
 #endif
 
+#ifdef WEFT_HAVE_OPENMP
+// OpenMP's constructs, written as OpenMP users write them: each call is its
+// own `omp parallel for num_threads(threads)` region on the calling thread
+// (the team's master, so the caller is one of the `threads`), the
+// reductions with `reduction(+:)` and the default (static) schedule, the
+// scans with `reduction(inscan, +:)` and `omp scan` (OpenMP 5.0). OpenMP
+// has no parallel sort and no pipeline construct: those workloads say so.
+struct OmpAlgorithms {
+  int threads = 1;
+  template <class It, class T, class Op>
+  T reduce(It first, It last, T init, Op /*plus*/) const {
+    static_assert(std::is_same_v<Op, std::plus<>>, "reduction(+:) is the only reduction the workloads use");
+    return transform_reduce(first, last, init, std::identity{});
+  }
+  template <class It, class T, class Transform>
+  T transform_reduce(It first, It last, T init, Transform tr) const {
+    const std::ptrdiff_t n = last - first;
+    T acc = init;
+#pragma omp parallel for num_threads(threads) reduction(+ : acc)
+    for (std::ptrdiff_t i = 0; i < n; ++i) acc += tr(first[i]);
+    return acc;
+  }
+  template <class It, class Out>
+  void inclusive_scan(It first, It last, Out out) const {
+    using T = typename std::iterator_traits<It>::value_type;
+    const std::ptrdiff_t n = last - first;
+    T acc{};
+#pragma omp parallel for num_threads(threads) reduction(inscan, + : acc)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+      acc += first[i];
+#pragma omp scan inclusive(acc)
+      out[i] = acc;
+    }
+  }
+  template <class It, class Out>
+  void exclusive_scan(It first, It last, Out out) const {
+    using T = typename std::iterator_traits<It>::value_type;
+    const std::ptrdiff_t n = last - first;
+    T acc{};
+#pragma omp parallel for num_threads(threads) reduction(inscan, + : acc)
+    for (std::ptrdiff_t i = 0; i < n; ++i) {
+      out[i] = acc;
+#pragma omp scan exclusive(acc)
+      acc += first[i];
+    }
+  }
+  // The first match, as the oneTBB variant finds it: blocks handed out in
+  // order (schedule(dynamic)), a block that starts past a match already
+  // found skipped. OpenMP's `cancel for` would need OMP_CANCELLATION=true
+  // and still be find-any, not find-first.
+  template <class It, class Pred>
+  It find_if(It first, It last, Pred pred) const {
+    const std::ptrdiff_t n = last - first;
+    // About oneTBB's auto_partitioner's count: a few blocks per thread.
+    const std::ptrdiff_t block = std::max<std::ptrdiff_t>(1024, n / (64 * threads));
+    const std::ptrdiff_t blocks = (n + block - 1) / block;
+    std::atomic<std::ptrdiff_t> best{n};
+#pragma omp parallel for num_threads(threads) schedule(dynamic)
+    for (std::ptrdiff_t b = 0; b < blocks; ++b) {
+      const std::ptrdiff_t begin = b * block;
+      // relaxed: a hint to skip; the answer is read after the region joins.
+      if (begin >= best.load(std::memory_order_relaxed)) continue;
+      const std::ptrdiff_t end = std::min(n, begin + block);
+      for (std::ptrdiff_t i = begin; i != end; ++i) {
+        if (!pred(first[i])) continue;
+        std::ptrdiff_t seen = best.load(std::memory_order_relaxed);  // relaxed: only its value matters
+        // relaxed: the least index wins on its value alone; nothing else is published through it.
+        while (i < seen && !best.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
+        }
+        break;
+      }
+    }
+    return first + best.load();
+  }
+};
+#endif
+
+// The variant types the build has, weft's and the serial ones always.
+template <class... Ts>
+struct ExecutorOf {
+  template <class... More>
+  using with = ExecutorOf<Ts..., More...>;
+  using type = std::variant<Ts...>;
+};
+using ExecutorBase = ExecutorOf<Serial, WeftAlgorithms>;
 #ifdef WEFT_HAVE_TBB
-using Executor = std::variant<Serial, WeftAlgorithms, StdPar, Tbb, TbbDeterministic>;
+using ExecutorTbb = ExecutorBase::with<StdPar, Tbb, TbbDeterministic>;
 #else
-using Executor = std::variant<Serial, WeftAlgorithms>;
+using ExecutorTbb = ExecutorBase;
+#endif
+#ifdef WEFT_HAVE_OPENMP
+using Executor = ExecutorTbb::with<OmpAlgorithms>::type;
+#else
+using Executor = ExecutorTbb::type;
 #endif
 
 // Sets up a variant's threads (a pool, an arena) for `threads` workers and
@@ -259,6 +376,22 @@ void with_weft(int threads, const Body& body) {
   Executor ex{WeftAlgorithms{&pool}};
   body(ex);
 }
+
+#ifdef WEFT_HAVE_OPENMP
+// The team is up before the timed call, as with_weft()'s pool is: an
+// empty region of the same size first. (A libgomp team whose threads went
+// to sleep -- its spin, a few ms here, ran out -- starts a region with its
+// master spinning at the barrier for a thread the kernel may queue behind
+// it: a reduction of 2M doubles took 5.9 ms median after a 10 ms pause
+// against 0.56 ms back to back, measured here on an Intel Xeon under KVM.)
+void with_openmp(int threads, const Body& body) {
+#pragma omp parallel num_threads(threads)
+  {
+  }
+  Executor ex{OmpAlgorithms{threads}};
+  body(ex);
+}
+#endif
 
 #ifdef WEFT_HAVE_TBB
 // libstdc++'s oneTBB backend wraps every parallel algorithm in
@@ -292,11 +425,12 @@ int std_par_threads_seen(int threads) {
 }
 #endif
 
-const std::array<harness::Variant<WithExecutor>, 5> kVariants{{
+const std::array<harness::Variant<WithExecutor>, 6> kVariants{{
     {"serial", kBuiltIn, false, with_serial},
     {"std-par", kTbb, true, WEFT_XP_IF_TBB(with_arena<StdPar>)},
     {"tbb", kTbb, true, WEFT_XP_IF_TBB(with_arena<Tbb>)},
     {"tbb-deterministic", kTbb, true, WEFT_XP_IF_TBB(with_arena<TbbDeterministic>)},
+    {"openmp", kOpenMp, true, WEFT_XP_IF_OPENMP(with_openmp)},
     {"weft", kBuiltIn, true, with_weft},
 }};
 
@@ -356,21 +490,29 @@ class Reduction {
   double expected_ = 0;
 };
 
-// Prefix sums of n int64 in [0, 1000).
+// Prefix sums of n int64 in [0, 1000): inclusive (out[i] counts x[i]) or
+// exclusive (out[i] is the sum before it, out[0] = 0).
 class Scan {
  public:
   static constexpr bool kReduction = false;
-  explicit Scan(std::int64_t n)
-      : x_(generate<std::int64_t>(n, [](std::uint64_t i) { return static_cast<std::int64_t>(mix(i) % 1000); })),
+  Scan(std::int64_t n, bool inclusive)
+      : inclusive_(inclusive),
+        x_(generate<std::int64_t>(n, [](std::uint64_t i) { return static_cast<std::int64_t>(mix(i) % 1000); })),
         out_(x_.size()),
         expected_(x_.size()) {
-    std::inclusive_scan(x_.begin(), x_.end(), expected_.begin());
+    if (inclusive_)
+      std::inclusive_scan(x_.begin(), x_.end(), expected_.begin());
+    else
+      std::exclusive_scan(x_.begin(), x_.end(), expected_.begin(), std::int64_t{0});
   }
   // A variant that wrote nothing must not pass on the previous one's output.
   void reset() { std::fill(out_.begin(), out_.end(), std::int64_t{-1}); }
   template <class Ex>
   void run(Ex& ex) {
-    ex.inclusive_scan(x_.begin(), x_.end(), out_.begin());
+    if (inclusive_)
+      ex.inclusive_scan(x_.begin(), x_.end(), out_.begin());
+    else
+      ex.exclusive_scan(x_.begin(), x_.end(), out_.begin());
   }
   void check(std::string_view workload, std::string_view variant) const {
     const auto bad = std::mismatch(out_.begin(), out_.end(), expected_.begin());
@@ -381,6 +523,7 @@ class Scan {
   static std::string not_offered(std::string_view /*variant*/) { return {}; }
 
  private:
+  bool inclusive_;
   std::vector<std::int64_t> x_, out_, expected_;
 };
 
@@ -412,7 +555,10 @@ class Sort {
       else
         throw std::logic_error("algo: stable-sort run on a variant that does not offer it");
     } else {
-      ex.sort(work_.begin(), work_.end(), Comp{});
+      if constexpr (requires { ex.sort(work_.begin(), work_.end(), Comp{}); })
+        ex.sort(work_.begin(), work_.end(), Comp{});
+      else
+        throw std::logic_error("algo: sort run on a variant that does not offer it");
     }
   }
   void check(std::string_view workload, std::string_view variant) const {
@@ -420,6 +566,7 @@ class Sort {
   }
   std::uint64_t bits() const noexcept { return 0; }
   static std::string not_offered(std::string_view variant) {
+    if (variant == "openmp") return "not offered: OpenMP has no parallel sort";
     return kStable && variant == "tbb" ? "not offered: oneTBB has no parallel stable sort" : std::string();
   }
 
@@ -483,6 +630,7 @@ class Pipe {
   }
   std::uint64_t bits() const noexcept { return 0; }
   static std::string not_offered(std::string_view variant) {
+    if (variant == "openmp") return "not offered: OpenMP has no pipeline construct";
     return variant == "std-par" ? "not offered: the standard library has no pipeline" : std::string();
   }
 
@@ -543,13 +691,15 @@ std::unique_ptr<Case> make_case(std::string_view name, Args&&... args) {
   return std::make_unique<CaseOf<W>>(name, std::forward<Args>(args)...);
 }
 
-const std::array<Workload, 9> kWorkloads{{
+const std::array<Workload, 10> kWorkloads{{
     {"reduce", true, &AlgoParams::n, "sum of {} doubles",
      [](const AlgoParams& p) { return make_case<Reduction>("reduce", p.n, false); }},
     {"transform-reduce", true, &AlgoParams::n, "sum of the squares of {} doubles",
      [](const AlgoParams& p) { return make_case<Reduction>("transform-reduce", p.n, true); }},
     {"inclusive-scan", false, &AlgoParams::n, "inclusive scan of {} int64",
-     [](const AlgoParams& p) { return make_case<Scan>("inclusive-scan", p.n); }},
+     [](const AlgoParams& p) { return make_case<Scan>("inclusive-scan", p.n, true); }},
+    {"exclusive-scan", false, &AlgoParams::n, "exclusive scan of {} int64",
+     [](const AlgoParams& p) { return make_case<Scan>("exclusive-scan", p.n, false); }},
     {"sort-u64", false, &AlgoParams::sort_n, "sort of {} random uint64",
      [](const AlgoParams& p) { return make_case<Sort<std::uint64_t, std::less<>, false>>("sort-u64", p.sort_n, mix); }},
     {"sort-f64", false, &AlgoParams::sort_n, "sort of {} random doubles",
@@ -630,13 +780,15 @@ nlohmann::json goal_ratios(const Result& r, const AlgoParams& p, const std::vect
       add_ratio(ratios, w + ": weft / tbb time" + at, ratio(r, time_of("weft", w), time_of("tbb", w)), goal("<= 1.0"));
       add_ratio(ratios, w + ": weft / std-par time" + at, ratio(r, time_of("weft", w), time_of("std-par", w)),
                 goal("<= 1.0"));
+      add_ratio(ratios, w + ": weft / openmp time" + at, ratio(r, time_of("weft", w), time_of("openmp", w)),
+                goal("<= 1.0"));
     }
     add_ratio(ratios, "sort-u64: weft speed-up over serial" + at,
               ratio(r, time_of("serial", "sort-u64"), time_of("weft", "sort-u64")), goal(">= 1.6"));
     for (const std::string& w : p.workloads) {
       if (!workload(w).reduction) continue;
       std::optional<double> fastest;
-      for (const char* v : {"std-par", "tbb"})
+      for (const char* v : {"std-par", "tbb", "openmp"})
         if (const auto m = median(r, time_of(v, w))) fastest = fastest ? std::min(*fastest, *m) : *m;
       const auto weft_ms = median(r, time_of("weft", w));
       add_ratio(ratios, w + ": weft / fastest non-deterministic" + at,
@@ -669,6 +821,12 @@ Result run_algo(const AlgoParams& p) {
 #ifdef WEFT_HAVE_TBB
   for (int t : workers) std_par_threads[std::to_string(t)] = std_par_threads_seen(t);
 #endif
+  // Where an OpenMP team of each size ran, for the openmp rows' notes.
+  std::map<int, OmpTeamSeen> omp_teams;
+#ifdef WEFT_HAVE_OPENMP
+  if (std::find(p.variants.begin(), p.variants.end(), "openmp") != p.variants.end())
+    for (int t : workers) omp_team(t, [] { return 0.0; }, omp_teams[t]);
+#endif
   // One workload at a time, its variants interleaved: only its inputs are
   // in memory, and the rounds pair its serial and parallel runs.
   for (const Workload& w : kWorkloads) {
@@ -700,6 +858,7 @@ Result run_algo(const AlgoParams& p) {
         if (u.variant == "std-par" && std_par_threads.contains(std::to_string(u.threads)))
           row.note += "; std::execution::par in a task_arena(" + std::to_string(u.threads) + "): ran on " +
                       std_par_threads[std::to_string(u.threads)].dump() + " threads";
+        if (u.variant == "openmp") row.note = omp_teams[u.threads].note(row.note);
       }
       r.rows.push_back(row);
       if (u.variant == "serial" || serial == units.end()) continue;
@@ -730,7 +889,11 @@ Result run_algo(const AlgoParams& p) {
               {"det_runs", p.det_runs},
               {"det_workers", p.det_workers},
               {"seed", "splitmix64 of the index"},
-              {"weft_threads", "a pool of `workers` workers; the calling thread helps while it waits"},
+              {"weft_threads", "a pool of `workers` workers; each call runs as a task on a worker while the "
+                               "calling thread waits without computing"},
+              {"openmp_threads", "a parallel for region per call, num_threads(`workers`) including the calling "
+                                 "thread, after an empty region that wakes the team; OpenMP's defaults otherwise "
+                                 "(OMP_PROC_BIND unset: unbound)"},
               {"tbb_threads", "task_arena of `workers` slots, the calling thread one of them (tbb, "
                               "tbb-deterministic, std-par)"},
               {"std_par_threads_seen", std_par_threads},

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -113,6 +114,84 @@ struct TbbCalls {
   template <class F>
   void group_each(std::int64_t n, int spawners, const F& f) const {
     spawn_into_each<oneapi::tbb::task_group>(n, spawners, f);
+  }
+};
+#endif
+
+#ifdef WEFT_HAVE_OPENMP
+// OpenMP as its users write each workload: every call is its own region of
+// a team of `threads`, the calling thread its master (the runtime keeps
+// the team's threads between regions). The task workloads start on one
+// thread of the team (`omp single`) and the team runs their tasks; pfor and
+// reduce are `omp parallel for` loops (static schedule, reduction(+:)).
+struct OmpCalls {
+  int threads = 1;
+  std::int64_t fib(int n) const {
+    std::int64_t v = 0;
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+    v = fib_omp(n, 0);
+    return v;
+  }
+  template <class F>
+  void fan_out(std::int64_t n, const F& f) const {
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+    {
+      for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp task firstprivate(i)
+        f(i);
+      }
+#pragma omp taskwait
+    }
+  }
+  template <class F>
+  void for_each(std::int64_t n, const F& f) const {
+#pragma omp parallel for num_threads(threads)
+    for (std::int64_t i = 0; i < n; ++i) f(i);
+  }
+  double sum(const std::vector<double>& x) const {
+    const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(x.size());
+    const double* v = x.data();
+    double acc = 0;
+#pragma omp parallel for num_threads(threads) reduction(+ : acc)
+    for (std::ptrdiff_t i = 0; i < n; ++i) acc += v[i];
+    return acc;
+  }
+  // The group workloads: a taskgroup waits for its tasks and theirs.
+  template <class F>
+  void one_group(std::int64_t n, int spawners, const F& f) const {
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+#pragma omp taskgroup
+    for (int s = 0; s < spawners; ++s) {
+#pragma omp task firstprivate(s)
+      slice(n, spawners, s, f);
+    }
+  }
+  template <class F>
+  void group_each(std::int64_t n, int spawners, const F& f) const {
+#pragma omp parallel num_threads(threads)
+#pragma omp single
+    {
+      for (int s = 0; s < spawners; ++s) {
+#pragma omp task firstprivate(s)
+        {
+#pragma omp taskgroup
+          slice(n, spawners, s, f);
+        }
+      }
+#pragma omp taskwait
+    }
+  }
+
+ private:
+  template <class F>
+  static void slice(std::int64_t n, int spawners, int s, const F& f) {
+    for (std::int64_t i = n * s / spawners; i < n * (s + 1) / spawners; ++i) {
+#pragma omp task firstprivate(i)
+      f(i);
+    }
   }
 };
 #endif
@@ -236,9 +315,21 @@ double run_tbb(const Run& r) {
 }
 #endif
 
-const std::array<harness::Variant<RunFn>, 2> kVariants{{
+#ifdef WEFT_HAVE_OPENMP
+// The team is up before the timed call, as run_weft()'s pool is (see
+// with_openmp() in algo.cpp for why it matters to libgomp).
+double run_openmp(const Run& r) {
+#pragma omp parallel num_threads(r.threads)
+  {
+  }
+  return run_work(OmpCalls{r.threads}, r.work, *r.in, *r.marks, "openmp", r.threads);
+}
+#endif
+
+const std::array<harness::Variant<RunFn>, 3> kVariants{{
     {"weft", kBuiltIn, true, run_weft},
     {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
+    {"openmp", kOpenMp, true, WEFT_XP_IF_OPENMP(run_openmp)},
 }};
 
 // ---- rows -------------------------------------------------------------------
@@ -280,7 +371,7 @@ std::vector<double> speedups(const harness::Unit& base, const harness::Unit& u) 
   return out;
 }
 
-// The goals of issue 13 with this run's figures.
+// The scaling goals, with this run's figures.
 nlohmann::json goal_ratios(const Result& r, const ScaleParams& p, const std::vector<int>& workers, int cpus) {
   nlohmann::json ratios = nlohmann::json::array();
   const int most = *std::max_element(workers.begin(), workers.end());
@@ -290,7 +381,7 @@ nlohmann::json goal_ratios(const Result& r, const ScaleParams& p, const std::vec
     return std::find(p.workloads.begin(), p.workloads.end(), w) != p.workloads.end();
   };
   if (has("fib") && has_cpus && most > cpus) {
-    for (const char* v : {"weft", "tbb"})
+    for (const char* v : {"weft", "tbb", "openmp"})
       add_ratio(ratios,
                 "fib(" + std::to_string(p.fib_n) + "): " + v + " time at " + std::to_string(most) + " workers / at " +
                     std::to_string(cpus) + " workers",
@@ -302,7 +393,7 @@ nlohmann::json goal_ratios(const Result& r, const ScaleParams& p, const std::vec
   if (has("group") && has("groups")) {
     for (int t : {cpus, most}) {
       if (std::find(workers.begin(), workers.end(), t) == workers.end() || (t == most && most == cpus)) continue;
-      for (const char* v : {"weft", "tbb"})
+      for (const char* v : {"weft", "tbb", "openmp"})
         add_ratio(ratios,
                   std::string("group: ") + v + " one group / a group per worker, time (" + std::to_string(t) +
                       " workers)",
@@ -313,6 +404,8 @@ nlohmann::json goal_ratios(const Result& r, const ScaleParams& p, const std::vec
   const std::string at = " (" + std::to_string(cpus) + " workers)";
   for (const std::string& w : p.workloads) {
     add_ratio(ratios, w + ": weft / tbb time" + at, ratio(r, ms("weft", w, cpus), ms("tbb", w, cpus)), "<= 1.0");
+    add_ratio(ratios, w + ": weft / openmp time" + at, ratio(r, ms("weft", w, cpus), ms("openmp", w, cpus)),
+              "<= 1.0");
     const bool goal = cpus == 16 && (w == "fib" || w == "reduce");
     add_ratio(ratios, w + ": weft speed-up over 1 worker" + at, median(r, Key("weft", "speedup", cpus).workload(w)),
               goal ? ">= 13" : "");
@@ -366,6 +459,13 @@ Result run_scale(const ScaleParams& p) {
   Marks marks;
   const harness::PlanOptions plan{p.reps, true};
 
+  // Where an OpenMP team of each size ran, for the openmp rows' notes.
+  std::map<int, OmpTeamSeen> omp_teams;
+#ifdef WEFT_HAVE_OPENMP
+  if (std::find(p.variants.begin(), p.variants.end(), "openmp") != p.variants.end())
+    for (int t : workers) omp_team(t, [] { return 0.0; }, omp_teams[t]);
+#endif
+
   Result r;
   r.experiment = "scale";
   // One workload at a time, its variants and worker counts interleaved:
@@ -397,6 +497,7 @@ Result run_scale(const ScaleParams& p) {
         const std::string over = harness::oversubscribed_note(
             "workers", u.threads, "oversubscribed, measures how gracefully the pool shares the CPUs");
         if (!over.empty()) row.note += "; " + over;
+        if (u.variant == "openmp") row.note = omp_teams[u.threads].note(row.note);
       }
       r.rows.push_back(row);
       Row speedup = row;
@@ -435,6 +536,9 @@ Result run_scale(const ScaleParams& p) {
               {"workloads", p.workloads},
               {"weft_threads", "a pool of `workers` workers; the workload's root runs on one of them"},
               {"tbb_threads", "task_arena of `workers` slots, the calling thread one of them"},
+              {"openmp_threads", "a region per call, num_threads(`workers`) including the calling thread; "
+                                 "the task workloads from `omp single`, pfor and reduce `omp parallel for`; "
+                                 "OMP_PROC_BIND unset (unbound)"},
               {"grain", "default (weft: adaptive partitioner; tbb: auto_partitioner)"},
               {"warmup", harness::warmup_text(plan)}};
   if (*std::max_element(workers.begin(), workers.end()) > cpus)

@@ -15,6 +15,10 @@
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
 
+#ifdef WEFT_HAVE_OPENMP
+#include <omp.h>
+#endif
+
 #ifdef WEFT_HAVE_ASIO
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -44,6 +48,7 @@ struct Run {
   int threads = 0;
   Mode mode = Mode::fire_and_forget;
   std::int64_t tasks = 0;
+  OmpTeamSeen* team = nullptr;  // openmp: where the team ran
 };
 
 double elapsed_s(std::int64_t t0) { return static_cast<double>(wall_ns() - t0) / 1e9; }
@@ -180,6 +185,76 @@ double run_tbb_task_group(int w, std::int64_t n, Counter& c, Mode mode) {
 }
 #endif
 
+#ifdef WEFT_HAVE_OPENMP
+// OpenMP tasks as its users write them: a team of w threads, the calling
+// thread its master; one thread of it (`omp single`) creates the tasks and
+// the team runs them, the creator too while it waits (`taskwait`), as in
+// tbb-task_group.
+double run_openmp_task(const Run& u, Counter& c) {
+  const std::int64_t n = u.tasks;
+  const Mode mode = u.mode;
+  return omp_team(
+      u.threads,
+      [&] {
+        Counter* counter = &c;  // the tasks take the pointer (firstprivate), not a copy of the counter
+        const std::int64_t t0 = wall_ns();
+        if (mode == Mode::fire_and_forget) {
+          for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp task
+            counter->bump();
+          }
+#pragma omp taskwait
+        } else {
+          for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp task
+            counter->bump();
+#pragma omp taskwait
+          }
+        }
+        return elapsed_s(t0);
+      },
+      *u.team);
+}
+#endif
+
+#ifdef WEFT_HAVE_OPENMP
+// Where an OpenMP variant's tasks ran, from one more run of it, untimed
+// and with each task noting its thread: the share run by the thread that
+// created them. libgomp runs a task at once on its creator (undeferred)
+// when too many are queued, so a fast row may be mostly a serial loop.
+double openmp_creator_share(const Run& u) {
+  std::atomic<std::int64_t> on_creator{0};
+  std::int64_t n = u.tasks;
+  OmpTeamSeen ignored;
+  omp_team(
+      u.threads,
+      [&] {
+        const int me = omp_get_thread_num();
+        std::atomic<std::int64_t>* count = &on_creator;
+        // relaxed: read after the region ends, which orders it.
+        const auto task = [count, me] {
+          if (omp_get_thread_num() == me) count->fetch_add(1, std::memory_order_relaxed);
+        };
+        if (u.mode == Mode::fire_and_forget) {
+          for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp task
+            task();
+          }
+#pragma omp taskwait
+        } else {
+          for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp task
+            task();
+#pragma omp taskwait
+          }
+        }
+        return 0.0;
+      },
+      ignored);
+  return static_cast<double>(on_creator.load(std::memory_order_relaxed)) / static_cast<double>(n);
+}
+#endif
+
 #ifdef WEFT_HAVE_ASIO
 double run_asio_post(int w, std::int64_t n, Counter& c) {
   boost::asio::thread_pool pool(static_cast<std::size_t>(w));
@@ -199,6 +274,7 @@ struct TaskVariant {
   bool pooled = true;
   RunFn run = nullptr;
   bool round_trip = false;  // waits for each task before queuing the next
+  bool both_modes = false;  // measured fire-and-forget and round trip
 };
 
 template <std::launch kPolicy>
@@ -212,7 +288,7 @@ double tbb_task_group_runner(const Run& u, Counter& c) { return run_tbb_task_gro
 
 // tbb-task_group is measured both ways: run all + wait (its tasks_per_s
 // row), and run + wait per task (its round_trip_ns row).
-const std::array<TaskVariant, 11> kVariants{{
+const std::array<TaskVariant, 12> kVariants{{
     {"sync", kBuiltIn, false, [](const Run& u, Counter& c) { return run_sync(u.tasks, c); }},
     {"std-deferred", kBuiltIn, false, std_runner<std::launch::deferred>},
     {"std-async", kBuiltIn, false, std_runner<std::launch::async>},
@@ -222,7 +298,8 @@ const std::array<TaskVariant, 11> kVariants{{
     {"weft-submit-get", kBuiltIn, true, pool_runner<run_weft_submit_get<false>>, true},
     {"weft-submit-get-remote", kBuiltIn, true, pool_runner<run_weft_submit_get<true>>, true},
     {"tbb-enqueue", kTbb, true, WEFT_XP_IF_TBB(pool_runner<run_tbb_enqueue>)},
-    {"tbb-task_group", kTbb, true, WEFT_XP_IF_TBB(tbb_task_group_runner)},
+    {"tbb-task_group", kTbb, true, WEFT_XP_IF_TBB(tbb_task_group_runner), false, true},
+    {"openmp-task", kOpenMp, true, WEFT_XP_IF_OPENMP(run_openmp_task), false, true},
     {"asio-post", kAsio, true, WEFT_XP_IF_ASIO(pool_runner<run_asio_post>)},
 }};
 
@@ -252,7 +329,7 @@ Result run_tasks(const TasksParams& p) {
   const auto add = [&](harness::Unit u, Mode mode) {
     const bool rt = mode == Mode::round_trip;
     const std::int64_t n = rt ? rt_n : u.variant == "std-async" ? async_n : p.tasks;
-    runs.push_back(Run{u.threads, mode, n});
+    runs.push_back(Run{u.threads, mode, n, nullptr});
     notes.push_back(!u.runs() ? u.why_not
                     : rt      ? count_note(rt_n, p.tasks, "round trips")
                               : count_note(n, p.tasks, "a thread per task"));
@@ -260,10 +337,12 @@ Result run_tasks(const TasksParams& p) {
   };
   for (harness::Unit& u : harness::plan_units(kVariants, chosen, p.workers)) {
     const TaskVariant& v = harness::variant(kVariants, u.variant);
-    if (v.name == "tbb-task_group") add(u, Mode::round_trip);  // and run + wait per task
+    if (v.both_modes) add(u, Mode::round_trip);  // and run + wait per task
     add(std::move(u), v.round_trip ? Mode::round_trip : Mode::fire_and_forget);
   }
 
+  std::vector<OmpTeamSeen> teams(units.size());
+  for (std::size_t i = 0; i < units.size(); ++i) runs[i].team = &teams[i];
   const harness::PlanOptions plan{p.reps, true};
   harness::run_units(units, plan, [&](const harness::Unit& u) {
     const Run& run = runs[static_cast<std::size_t>(&u - units.data())];
@@ -272,6 +351,17 @@ Result run_tasks(const TasksParams& p) {
     check(u.variant, run, c);
     return s;
   });
+
+#ifdef WEFT_HAVE_OPENMP
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const harness::Unit& u = units[i];
+    if (!u.runs() || u.variant.rfind("openmp-", 0) != 0) continue;
+    const double share = openmp_creator_share(runs[i]);
+    const std::string where = std::to_string(static_cast<int>(share * 100 + 0.5)) +
+                              "% of the tasks ran on the thread that created them (an extra untimed run)";
+    notes[i] = notes[i].empty() ? where : notes[i] + "; " + where;
+  }
+#endif
 
   Result r;
   r.experiment = "tasks";
@@ -284,6 +374,8 @@ Result run_tasks(const TasksParams& p) {
               {"task", "one relaxed atomic fetch_add"},
               {"std_future_batch", kFutureBatch},
               {"tbb_threads", "task_group: arena of `threads` incl. the caller; enqueue: `threads` workers"},
+              {"openmp_threads", "omp parallel num_threads(`threads`) incl. the calling thread, the tasks "
+                                 "created in omp single; OMP_PROC_BIND unset (unbound)"},
               {"warmup", harness::warmup_text(plan)}};
   for (std::size_t i = 0; i < units.size(); ++i) {
     const harness::Unit& u = units[i];
@@ -293,16 +385,17 @@ Result run_tasks(const TasksParams& p) {
       std::vector<double> samples;
       for (double s : u.samples) samples.push_back(f(s, run.tasks));
       Row out = make_row(u.variant, u.threads, metric, unit, std::move(samples), u.why_not);
-      out.note = notes[i];
+      out.note = teams[i].note(notes[i]);
       out.labels.mode = rt ? "round_trip" : "fire_and_forget";
       out.labels.tasks = run.tasks;
       return out;
     };
     auto rate = [](double s, std::int64_t n) { return static_cast<double>(n) / s; };
     auto per = [](double s, std::int64_t n) { return s * 1e9 / static_cast<double>(n); };
-    // tbb-task_group's round trip is reported in ns only: its tasks_per_s
-    // row is the fire-and-forget one.
-    if (!(rt && u.variant == "tbb-task_group")) r.rows.push_back(row("tasks_per_s", "tasks/s", rate));
+    // A variant measured both ways reports its round trip in ns only: its
+    // tasks_per_s row is the fire-and-forget one.
+    if (!(rt && harness::variant(kVariants, u.variant).both_modes))
+      r.rows.push_back(row("tasks_per_s", "tasks/s", rate));
     if (rt) r.rows.push_back(row("round_trip_ns", "ns", per));
   }
   r.published = published("001_async_vs_pool");

@@ -15,8 +15,9 @@ namespace {
 
 using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
 
-const std::set<std::string> kWorkloads{"reduce",      "transform-reduce", "inclusive-scan", "sort-u64", "sort-f64",
-                                       "stable-sort", "find-half",        "find-end",       "pipeline"};
+const std::set<std::string> kWorkloads{"reduce",   "transform-reduce", "inclusive-scan", "exclusive-scan",
+                                       "sort-u64", "sort-f64",         "stable-sort",    "find-half",
+                                       "find-end", "pipeline"};
 const std::set<std::string> kReductions{"reduce", "transform-reduce"};
 
 // One small run shared by the tests that only read its JSON.
@@ -39,7 +40,9 @@ TEST(Algo, JsonShape) {
     EXPECT_TRUE(metric == "ms" || metric == "speedup" || metric == "deterministic") << row.dump();
     EXPECT_TRUE(kWorkloads.count(row.at("workload").get<std::string>())) << row.dump();
     const std::string v = row.at("variant");
-    EXPECT_TRUE(v == "serial" || v == "std-par" || v == "tbb" || v == "tbb-deterministic" || v == "weft") << v;
+    EXPECT_TRUE(v == "serial" || v == "std-par" || v == "tbb" || v == "tbb-deterministic" || v == "openmp" ||
+                v == "weft")
+        << v;
     if (row.at("measured").get<bool>()) {
       ASSERT_TRUE(row.at("median").is_number()) << row.dump();
       EXPECT_LE(row.at("min").get<double>(), row.at("median").get<double>()) << row.dump();
@@ -60,7 +63,8 @@ TEST(Algo, EveryVariantHasARowForEveryWorkload) {
     if (row.at("metric") == "ms")
       seen.insert(row.at("workload").get<std::string>() + "/" + row.at("variant").get<std::string>());
   for (const std::string& w : kWorkloads) {
-    for (const char* v : {"serial", "std-par", "tbb", "weft"}) EXPECT_TRUE(seen.count(w + "/" + v)) << w << " " << v;
+    for (const char* v : {"serial", "std-par", "tbb", "openmp", "weft"})
+      EXPECT_TRUE(seen.count(w + "/" + v)) << w << " " << v;
     EXPECT_EQ(seen.count(w + "/tbb-deterministic"), kReductions.count(w)) << w;
   }
   // weft and serial are built in: measured everywhere; oneTBB has no stable
@@ -74,6 +78,20 @@ TEST(Algo, EveryVariantHasARowForEveryWorkload) {
     }
     if (row.at("variant") == "std-par" && row.at("workload") == "pipeline") {
       EXPECT_FALSE(row.at("measured").get<bool>()) << row.dump();
+    }
+    // OpenMP has the reductions, the scans and find (a for loop), and no
+    // sort or pipeline; a measured row says where its team ran.
+    if (row.at("variant") == "openmp" && row.at("metric") == "ms") {
+      const std::string w = row.at("workload");
+      const bool offered = w.find("sort") == std::string::npos && w != "pipeline";
+      const std::string note = row.at("note");
+      if (!offered) {
+        EXPECT_FALSE(row.at("measured").get<bool>()) << row.dump();
+      } else if (row.at("measured").get<bool>()) {
+        EXPECT_NE(note.find("team of 2 threads"), std::string::npos) << row.dump();
+      } else {
+        EXPECT_NE(note.find("not built"), std::string::npos) << row.dump();
+      }
     }
   }
 }

@@ -16,7 +16,7 @@ namespace {
 
 using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
 
-// Each workload's variants and metric, as issue 12 names them.
+// Each workload's variants and metric.
 const std::map<std::string, std::set<std::string>> kVariants{
     {"fib", {"weft-task", "weft-taskgroup", "tbb"}},
     {"hop", {"weft-task", "asio"}},
@@ -123,7 +123,7 @@ TEST(Coro, TableAndHelp) {
   const CliRun r = run_cli("coro --fib-n 10 --hops 100 --reps 1 --workload fib,hop");
   ASSERT_EQ(r.status, 0) << r;
   EXPECT_NE(r.out.find("ns_per_hop"), std::string::npos) << r;
-  EXPECT_NE(r.out.find("Goals (issue 12"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("Goals (at 2 workers)"), std::string::npos) << r;
   const CliRun help = run_cli("coro --help");
   EXPECT_EQ(help.status, 0) << help;
   for (const char* opt : {"--fib-n", "--hops", "--fan-in", "--fan-ins", "--cancel-tasks", "--workload", "--workers",

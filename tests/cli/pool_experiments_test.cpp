@@ -58,13 +58,27 @@ TEST(PoolExperiments, TasksJsonHasEveryVariant) {
   for (const char* v : {"sync", "std-deferred", "std-async"}) EXPECT_TRUE(rate.count({v, 0})) << v;
   for (int w : {1, 2}) {
     for (const char* v : {"article-pool", "article-pool-future", "weft-post", "weft-submit-get",
-                          "weft-submit-get-remote", "tbb-enqueue", "tbb-task_group", "asio-post"})
+                          "weft-submit-get-remote", "tbb-enqueue", "tbb-task_group", "openmp-task",
+                          "asio-post"})
       EXPECT_TRUE(rate.count({v, w})) << v << " with " << w << " workers";
   }
   const auto rt = keys_with(j, "round_trip_ns");
   for (int w : {1, 2}) {
-    for (const char* v : {"article-pool-future", "weft-submit-get", "weft-submit-get-remote", "tbb-task_group"})
+    for (const char* v :
+         {"article-pool-future", "weft-submit-get", "weft-submit-get-remote", "tbb-task_group", "openmp-task"})
       EXPECT_TRUE(rt.count({v, w})) << v << " round trip with " << w << " workers";
+  }
+  // An OpenMP row says where its team ran (or that OpenMP was not built).
+  for (const auto& row : j.at("results")) {
+    const std::string v = row.at("variant");
+    if (v.rfind("openmp", 0) != 0) continue;
+    const std::string note = row.at("note");
+    if (row.at("measured").get<bool>()) {
+      EXPECT_NE(note.find("team of " + std::to_string(row.at("threads").get<int>()) + " threads"), std::string::npos)
+          << row.dump();
+    } else {
+      EXPECT_NE(note.find("not built"), std::string::npos) << row.dump();
+    }
   }
   for (const auto& row : j.at("results")) {
     ASSERT_TRUE(row.contains("mode")) << row.dump();

@@ -134,6 +134,19 @@ inline bool tbb_built(const nlohmann::json& j) {
   return true;
 }
 
+// Whether a peer's variants were built in: no row of a variant named
+// `prefix` or starting with "prefix-" says "not built".
+inline bool peer_built(const nlohmann::json& j, const std::string& prefix) {
+  for (const auto& row : j.at("results")) {
+    const std::string v = row.at("variant");
+    if ((v == prefix || v.rfind(prefix + "-", 0) == 0) &&
+        row.value("note", std::string()).find("not built") != std::string::npos)
+      return false;
+  }
+  return true;
+}
+inline bool openmp_built(const nlohmann::json& j) { return peer_built(j, "openmp"); }
+
 inline bool has_line_starting(const std::string& text, const std::string& prefix) {
   for (std::size_t at = 0; at < text.size();) {
     if (text.compare(at, prefix.size(), prefix) == 0) return true;

@@ -16,7 +16,7 @@ void print_compare(const xp::Result& r) {
       [](const xp::Row& row) {
         return fmt::format("{:<17} {} workers", row.labels.workload.value_or(""), row.threads);
       });
-  print_ratios(r, "Goals (issue 11; at 2 workers):", 58);
+  print_ratios(r, "Goals (at 2 workers):", 58);
 }
 
 struct AlgoOptions {

@@ -8,7 +8,7 @@ namespace {
 
 constexpr const char* kTitle = "Coroutines and async composition: ns per spawn, ns per hop, us per fan-in, cancel ms";
 
-void print_goals(const xp::Result& r) { print_ratios(r, "Goals (issue 12; at 2 workers):", 58); }
+void print_goals(const xp::Result& r) { print_ratios(r, "Goals (at 2 workers):", 58); }
 
 struct CoroOptions {
   int fib_n = 30;

@@ -20,7 +20,7 @@ void print_compare(const xp::Result& r) {
       [](const xp::Row& row) {
         return fmt::format("{:<6} {} workers", row.labels.workload.value_or(""), row.threads);
       });
-  print_ratios(r, "Goals (issue 13):", 58);
+  print_ratios(r, "Goals:", 58);
 }
 
 struct ScaleOptions {

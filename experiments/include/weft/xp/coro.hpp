@@ -1,5 +1,5 @@
 // weft/xp/coro.hpp — weft's coroutines, futures and task groups against
-// oneTBB and Boost.Asio (issue 12's experiment).
+// oneTBB and Boost.Asio.
 //
 // Workloads (the `workload` label of a row) and their variants:
 //
@@ -29,7 +29,7 @@
 // started it (tbb's caller is one of its slots, so part of its work runs
 // there); the hop's note says how many hops changed thread.
 //
-// ratios (extra): issue 12's goals with this run's medians, each with
+// ratios (extra): the goals with this run's medians, each with
 // "met".
 #pragma once
 

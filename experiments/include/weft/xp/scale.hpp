@@ -10,7 +10,7 @@
 //   reduce  the sum of `reduce_n` doubles (memory-bound)
 //   group   `group_tasks` empty tasks spawned by a task per worker (taken
 //           by the workers) into one task group: the group's count fed
-//           from every worker (issue 13, "no single hot line")
+//           from every worker ("no single hot line")
 //   groups  the same, each spawner into a group of its own: what `group`
 //           would cost with no shared count; group / groups is the figure
 //   (group and groups run only when named: not in the default list)
