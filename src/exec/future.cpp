@@ -12,7 +12,7 @@ namespace weft::detail {
 
 PoolCore& core_of(ThreadPool& pool) noexcept { return *pool.core_; }
 
-void push_continuation(PoolCore& pool, Task* t) noexcept {
+void push_continuation(PoolCore& pool, TaskNode* t) noexcept {
   // PoolCore::push() fails in two ways. A pool that is shut down discards
   // the task, then throws std::runtime_error: a continuation's discard
   // cancels it, so its future reports the refusal. Failing to register

@@ -12,7 +12,7 @@
 
 namespace weft::detail {
 
-Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
+TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
   const WaitOptions& opts = pool_.options_.wait;
   // relaxed: submitters read it after their seq_cst fence; a stale count
   // can only cause one wake-up too many or too few, and "too few" is
@@ -31,7 +31,7 @@ Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     // nothing, which the protocol covers.
     SpinOutcome spun{false, false, false, 0};  // no spin: nothing for the tuner to learn
     if (std::exchange(woken, false) || 2 * others < static_cast<std::uint32_t>(pool_.size())) {
-      Task* t = nullptr;
+      TaskNode* t = nullptr;
       // No yields at the end: a searching worker has nobody to hand its CPU
       // to that parking would not hand it to as well, and each yield delays
       // this worker's next wake-up (spin.hpp).
@@ -86,7 +86,7 @@ Task* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       if (pool_.stop_.load(std::memory_order_acquire) && !pool_.anything_queued()) return leave();
     }
     adapt(spun, opts, now_ns());
-    if (Task* mine = pool_.find_task(w)) return found(w, mine);
+    if (TaskNode* mine = pool_.find_task(w)) return found(w, mine);
   }
 }
 
@@ -106,7 +106,7 @@ std::int64_t IdleWorkers::park(Worker& w, const WaitOptions& opts) noexcept {
   return c.since_ns;
 }
 
-Task* IdleWorkers::found(Worker& w, Task* t) noexcept {
+TaskNode* IdleWorkers::found(Worker& w, TaskNode* t) noexcept {
   // relaxed: as in search_or_sleep(); the fence below orders it.
   const std::uint64_t after = idle_state_.fetch_sub(kSearching, std::memory_order_relaxed) - kSearching;
   // Nobody slept at our decrement: a worker that goes to sleep later
@@ -124,7 +124,7 @@ Task* IdleWorkers::found(Worker& w, Task* t) noexcept {
   return t;
 }
 
-Task* IdleWorkers::leave() noexcept {
+TaskNode* IdleWorkers::leave() noexcept {
   idle_state_.fetch_sub(kSearching, std::memory_order_relaxed);  // relaxed: shutting down
   return nullptr;
 }

@@ -31,7 +31,7 @@ class IdleWorkers {
   // Called by worker `w` when its deque and one steal round came up empty:
   // searches for the spin budget, then sleeps until woken, and again, until
   // it finds a task (returned) or the pool stops with nothing queued (null).
-  Task* search_or_sleep(Worker& w) noexcept;
+  TaskNode* search_or_sleep(Worker& w) noexcept;
 
   // After a push and a seq_cst fence: wakes one sleeper if nobody searches.
   // Returns whether it woke one (for the caller's WorkerStats). An outside
@@ -78,7 +78,7 @@ class IdleWorkers {
   // a searcher that finds work wakes as many as are queued tasks beyond
   // the searchers already looking (at most kWakeBatch), so a burst pushed
   // before anyone woke brings up the workers it needs in parallel.
-  Task* found(Worker& w, Task* t) noexcept;
+  TaskNode* found(Worker& w, TaskNode* t) noexcept;
   // Takes up to min(want, kWakeBatch) sleepers off the list, counts them as
   // searching, and unparks them after the lock; if `only_if_none_searching`,
   // none while a worker searches. Returns how many it woke.
@@ -87,7 +87,7 @@ class IdleWorkers {
   // it in w's counters; returns when it woke (now_ns()).
   static std::int64_t park(Worker& w, const WaitOptions& opts) noexcept;
   // Ends w's search because the pool stops with nothing queued.
-  Task* leave() noexcept;
+  TaskNode* leave() noexcept;
 
   PoolCore& pool_;
 

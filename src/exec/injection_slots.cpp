@@ -76,7 +76,7 @@ bool InjectionSlots::retire_group(std::size_t g) noexcept {
   return true;
 }
 
-Steal InjectionSlots::steal(std::uint64_t start, Task** out, std::int64_t max, std::int64_t& taken, bool& rearmed,
+Steal InjectionSlots::steal(std::uint64_t start, TaskNode** out, std::int64_t max, std::int64_t& taken, bool& rearmed,
                             bool clear) noexcept {
   // Thieves start at different groups and slots so that they do not all
   // fight over the first one.

@@ -83,7 +83,7 @@ class PoolCore {
   explicit PoolCore(PoolOptions options);
   ~PoolCore();
 
-  void push(Task* t);
+  void push(TaskNode* t);
   void wait_idle();
   void shutdown();
   void record_exception(std::exception_ptr e) noexcept;
@@ -102,8 +102,8 @@ class PoolCore {
   void run_worker(Worker& w);
   void set_victim_rings(const Topology& topo);
   void release_workers() noexcept;
-  Task* find_task(Worker& w) noexcept;
-  Task* steal_any(Worker& w) noexcept;
+  TaskNode* find_task(Worker& w) noexcept;
+  TaskNode* steal_any(Worker& w) noexcept;
   bool anything_queued() const noexcept;
   // Tasks queued in every deque, counted until `cap` is reached (a snapshot).
   std::uint32_t queued_up_to(std::uint32_t cap) const noexcept;
@@ -117,9 +117,9 @@ class PoolCore {
   Injector take_injector();
 
  public:
-  void execute(Worker& w, Task* t) noexcept;
+  void execute(Worker& w, TaskNode* t) noexcept;
   // See ThreadPool::take_back().
-  std::size_t take_back(bool (*take)(Task*, const void*) noexcept, const void* ctx) noexcept;
+  std::size_t take_back(bool (*take)(TaskNode*, const void*) noexcept, const void* ctx) noexcept;
 
  private:
   PoolOptions options_;

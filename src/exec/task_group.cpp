@@ -98,7 +98,7 @@ void TaskGroup::finish_one(Shard* shard) noexcept {
   take_units_off_root(1);
 }
 
-void TaskGroup::discard_task(detail::Task* t) noexcept {
+void TaskGroup::discard_task(detail::TaskNode* t) noexcept {
   auto* self = static_cast<GroupTaskBase*>(t);
   TaskGroup* g = self->group;
   Shard* shard = self->shard;
@@ -115,7 +115,7 @@ struct TakeBack {
 };
 }  // namespace
 
-bool TaskGroup::take_mine(detail::Task* t, const void* ctx) noexcept {
+bool TaskGroup::take_mine(detail::TaskNode* t, const void* ctx) noexcept {
   const auto* tb = static_cast<const TakeBack*>(ctx);
   if (t->discard != &discard_task) return false;
   auto* self = static_cast<GroupTaskBase*>(t);

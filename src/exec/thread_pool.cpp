@@ -85,7 +85,7 @@ HeldSlots* held_slots() noexcept {
 }
 }  // namespace
 
-bool run_if_still_queued(Task* t) noexcept {
+bool run_if_still_queued(TaskNode* t) noexcept {
   WorkerContext& c = this_worker();
   if (c.worker != nullptr) {
     Source& s = c.worker->source;
@@ -271,7 +271,7 @@ PoolCore::Injector PoolCore::take_injector() {
   return {cache.source, cache.slot};
 }
 
-void PoolCore::push(Task* t) {
+void PoolCore::push(TaskNode* t) {
   WorkerContext& ctx = this_worker();
   if (ctx.pool == this) {
     Source& s = ctx.worker->source;
@@ -321,7 +321,7 @@ void PoolCore::push(Task* t) {
   idle_.notify_one(&s);  // a borrowed slot given back above is still the pool's memory
 }
 
-std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const void* ctx) noexcept {
+std::size_t PoolCore::take_back(bool (*take)(TaskNode*, const void*) noexcept, const void* ctx) noexcept {
   WorkerContext& c = this_worker();
   Source* s = nullptr;
   int slot = -1;  // the outside thread's injection slot
@@ -332,7 +332,7 @@ std::size_t PoolCore::take_back(bool (*take)(Task*, const void*) noexcept, const
     slot = cache.slot;
   }
   if (s == nullptr) return 0;
-  const auto taken = static_cast<std::uint64_t>(s->deque.take_all([take, ctx](Task* t) { return take(t, ctx); }));
+  const auto taken = static_cast<std::uint64_t>(s->deque.take_all([take, ctx](TaskNode* t) { return take(t, ctx); }));
   // Taken back before any worker saw them: they no longer count as pushed.
   // relaxed: owner-written counter, read by wait_idle() after its fence.
   s->pushed.store(s->pushed.load(std::memory_order_relaxed) - taken, std::memory_order_relaxed);
@@ -392,10 +392,10 @@ std::size_t random_below(std::uint64_t& state, std::size_t n) noexcept {
 }
 }  // namespace
 
-Task* PoolCore::steal_any(Worker& w) noexcept {
+TaskNode* PoolCore::steal_any(Worker& w) noexcept {
   for (int round = 0; round < 4; ++round) {
     bool retry = false;
-    Task* t = nullptr;
+    TaskNode* t = nullptr;
     // The rings in reach, nearest first, each from a random victim on.
     for (std::size_t r = 0; r < w.reach; ++r) {
       const std::vector<int>& ring = w.rings[r];
@@ -415,7 +415,7 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
       }
     }
     bool rearmed = false;
-    std::array<Task*, kInjectionBatch> batch;
+    std::array<TaskNode*, kInjectionBatch> batch;
     std::int64_t taken = 0;
     const Steal r = injection_->steal(w.rng, batch.data(), kInjectionBatch, taken, rearmed,
                                       w.empty_passes >= kPassesBeforeClearing);
@@ -455,12 +455,12 @@ Task* PoolCore::steal_any(Worker& w) noexcept {
   return nullptr;
 }
 
-Task* PoolCore::find_task(Worker& w) noexcept {
-  if (Task* t = w.source.deque.pop()) return t;
+TaskNode* PoolCore::find_task(Worker& w) noexcept {
+  if (TaskNode* t = w.source.deque.pop()) return t;
   return steal_any(w);
 }
 
-void PoolCore::execute(Worker& w, Task* t) noexcept {
+void PoolCore::execute(Worker& w, TaskNode* t) noexcept {
   trace_event(w, TraceKind::task_start);
   t->execute(t);
   trace_event(w, TraceKind::task_end);
@@ -470,7 +470,7 @@ void PoolCore::execute(Worker& w, Task* t) noexcept {
 }
 
 bool PoolCore::help_one(Worker& w) noexcept {
-  Task* t = find_task(w);
+  TaskNode* t = find_task(w);
   if (t == nullptr) return false;
   execute(w, t);
   return true;
@@ -498,7 +498,7 @@ void PoolCore::run_worker(Worker& w) {
   w.counters.since_ns = now_ns();
   run_hook(options_.on_worker_start, "on_worker_start", w.index);
   for (;;) {
-    Task* t = find_task(w);
+    TaskNode* t = find_task(w);
     if (t == nullptr && (t = idle_.search_or_sleep(w)) == nullptr) break;  // null: the pool stops
     execute(w, t);
   }
@@ -604,8 +604,8 @@ WorkerStats& WorkerStats::operator+=(const WorkerStats& o) noexcept {
 
 ThreadPool::ThreadPool(PoolOptions options) : core_(std::make_unique<detail::PoolCore>(std::move(options))) {}
 ThreadPool::~ThreadPool() = default;  // PoolCore's destructor shuts down and joins
-void ThreadPool::push(detail::Task* t) { core_->push(t); }
-std::size_t ThreadPool::take_back(bool (*take)(detail::Task*, const void*) noexcept, const void* ctx) noexcept {
+void ThreadPool::push(detail::TaskNode* t) { core_->push(t); }
+std::size_t ThreadPool::take_back(bool (*take)(detail::TaskNode*, const void*) noexcept, const void* ctx) noexcept {
   return core_->take_back(take, ctx);
 }
 

@@ -146,7 +146,7 @@ std::atomic<int> g_hook_calls{0};
 // hook: count the calls one push, pop, set and unpark make.
 TEST(Interleave, SeamReachesTheStructures) {
   weft::detail::g_sched_hook = []() noexcept { g_hook_calls.fetch_add(1, std::memory_order_relaxed); };
-  weft::detail::Task t;
+  weft::detail::TaskNode t;
   weft::detail::WorkStealingDeque d(2);
   d.push(&t);
   const int after_push = g_hook_calls.load();

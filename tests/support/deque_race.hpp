@@ -23,10 +23,10 @@ namespace weft::test {
 inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, int thieves, int pop_every,
                                    bool batched = false) {
   const auto n = static_cast<std::size_t>(items);
-  std::vector<detail::Task> tasks(n);
+  std::vector<detail::TaskNode> tasks(n);
   // relaxed counts: read only after the threads that bump them are joined.
   auto taken = std::make_unique<std::atomic<int>[]>(n);
-  auto take = [&](detail::Task* t) {
+  auto take = [&](detail::TaskNode* t) {
     taken[static_cast<std::size_t>(t - tasks.data())].fetch_add(1, std::memory_order_relaxed);
   };
   detail::WorkStealingDeque d(capacity);
@@ -39,14 +39,14 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
       // acquire: pairs with the owner's release store of done.
       while (!done.load(std::memory_order_acquire) || !thief.empty()) {
         if (batched) {
-          std::array<detail::Task*, detail::WorkStealingDeque::kMaxBatch> got;
+          std::array<detail::TaskNode*, detail::WorkStealingDeque::kMaxBatch> got;
           std::int64_t n_got = 0;
           if (d.steal_batch(got.data(), max, n_got) == detail::Steal::success)
             for (std::int64_t i = 0; i < n_got; ++i) take(got[static_cast<std::size_t>(i)]);
           max = max % detail::WorkStealingDeque::kMaxBatch + 1;
           continue;
         }
-        detail::Task* t = nullptr;
+        detail::TaskNode* t = nullptr;
         if (thief.steal(t) == detail::Steal::success) take(t);
       }
     });
@@ -55,9 +55,9 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
   for (std::size_t i = 0; i < n; ++i) {
     owner.push(&tasks[i]);
     if (i % static_cast<std::size_t>(pop_every) == 0)
-      if (detail::Task* t = pop()) take(t);
+      if (detail::TaskNode* t = pop()) take(t);
   }
-  while (detail::Task* t = pop()) take(t);
+  while (detail::TaskNode* t = pop()) take(t);
   done.store(true, std::memory_order_release);  // release: every push happens before a thief's last look
   for (auto& t : ts) t.join();
   std::vector<int> out(n);

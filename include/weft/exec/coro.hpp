@@ -141,11 +141,11 @@ inline weft::Task<void> TaskPromise<void>::get_return_object() noexcept {
 
 // co_await pool.schedule(): the awaiter is the queued task, in the
 // suspended frame, so a hop allocates nothing.
-struct ScheduleAwaiter : Task {
+struct ScheduleAwaiter : TaskNode {
   ThreadPool* pool;
   std::coroutine_handle<> h;
 
-  explicit ScheduleAwaiter(ThreadPool* p) noexcept : Task{&execute_impl, &discard_impl}, pool(p) {}
+  explicit ScheduleAwaiter(ThreadPool* p) noexcept : TaskNode{&execute_impl, &discard_impl}, pool(p) {}
   bool await_ready() const noexcept { return false; }
   // Nothing may touch the awaiter after the push: a worker may already
   // have resumed the coroutine and destroyed the frame.
@@ -154,21 +154,21 @@ struct ScheduleAwaiter : Task {
     pool->push(this);
   }
   void await_resume() const noexcept {}
-  static void execute_impl(Task* t) noexcept { resume_here(static_cast<ScheduleAwaiter*>(t)->h); }
+  static void execute_impl(TaskNode* t) noexcept { resume_here(static_cast<ScheduleAwaiter*>(t)->h); }
   // A refused push throws from await_suspend, which resumes the coroutine
   // with the exception: nothing to undo here.
-  static void discard_impl(Task*) noexcept {}
+  static void discard_impl(TaskNode*) noexcept {}
 };
 
 // co_await future: the awaiter is both the continuation the future fires
 // and the task that fire queues.
 template <class U>
-struct FutureAwaiter : Continuation, Task {
+struct FutureAwaiter : Continuation, TaskNode {
   Future<U>& f;
   std::coroutine_handle<> h;
 
   explicit FutureAwaiter(Future<U>& fut) noexcept
-      : Continuation{&fire_impl}, Task{&execute_impl, &discard_impl}, f(fut) {}
+      : Continuation{&fire_impl}, TaskNode{&execute_impl, &discard_impl}, f(fut) {}
   bool await_ready() const { return f.ready(); }
   // attach() false: the future finished meanwhile; resume at once.
   bool await_suspend(std::coroutine_handle<> coro) noexcept {
@@ -181,8 +181,8 @@ struct FutureAwaiter : Continuation, Task {
     auto* self = static_cast<FutureAwaiter*>(c);
     push_continuation(*FutureLink::state(self->f)->pool, self);
   }
-  static void execute_impl(Task* t) noexcept { resume_here(static_cast<FutureAwaiter*>(t)->h); }
-  static void discard_impl(Task* t) noexcept { resume_here(static_cast<FutureAwaiter*>(t)->h); }
+  static void execute_impl(TaskNode* t) noexcept { resume_here(static_cast<FutureAwaiter*>(t)->h); }
+  static void discard_impl(TaskNode* t) noexcept { resume_here(static_cast<FutureAwaiter*>(t)->h); }
 };
 
 struct StopTokenAwaiter {
@@ -207,14 +207,14 @@ struct Join {
 
 // One child of a join: the queued task that starts it, and the completion
 // its final suspend point calls.
-struct JoinChild : Task, Completion {
+struct JoinChild : TaskNode, Completion {
   std::coroutine_handle<> h;
   Join* join = nullptr;
 
-  JoinChild() noexcept : Task{&execute_impl, &discard_impl}, Completion{&done_impl} {}
-  static void execute_impl(Task* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
+  JoinChild() noexcept : TaskNode{&execute_impl, &discard_impl}, Completion{&done_impl} {}
+  static void execute_impl(TaskNode* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
   // The pool refused it (shut down): start it here instead.
-  static void discard_impl(Task* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
+  static void discard_impl(TaskNode* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
   static std::coroutine_handle<> done_impl(Completion* c) noexcept {
     Join* j = static_cast<JoinChild*>(c)->join;
     // acq_rel: release publishes this child's result; the last arrival's

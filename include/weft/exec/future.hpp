@@ -118,7 +118,7 @@ class PoolCore;
 
 // Queues a continuation's task on `pool`. A pool that refuses it (shut
 // down) discards it, which cancels a continuation's task.
-void push_continuation(PoolCore& pool, Task* t) noexcept;
+void push_continuation(PoolCore& pool, TaskNode* t) noexcept;
 // The pool of the calling worker, else the process's default pool: where a
 // node that no pool produced (when_all of nothing) sends its continuations.
 PoolCore& current_or_default_pool();
@@ -170,7 +170,7 @@ struct ResultSlot<void> {
 };
 
 template <class T>
-struct FutureState : Task {
+struct FutureState : TaskNode {
   static constexpr std::uint32_t kPending = 0, kClaimed = 1, kReady = 2, kCancelled = 3, kStateMask = 3,
                                  kWaiter = 4, kContinuation = 8, kBlocked = 16;
   static_assert(kReady > kClaimed && kCancelled > kReady, "is_ready() reads 'done' as state >= kReady");
@@ -272,12 +272,12 @@ struct FutureTask : FutureState<T> {
   }
   FutureTask(const FutureTask&) = delete;
   FutureTask& operator=(const FutureTask&) = delete;
-  static void discard_impl(Task* t) noexcept { static_cast<FutureTask*>(t)->release(); }
+  static void discard_impl(TaskNode* t) noexcept { static_cast<FutureTask*>(t)->release(); }
   ~FutureTask() {
     if (fn_alive) fn.~F();
   }
   // A worker that pops a cancelled task only drops its reference.
-  static void execute_impl(Task* t) noexcept {
+  static void execute_impl(TaskNode* t) noexcept {
     auto* self = static_cast<FutureTask*>(t);
     if (self->claim()) self->run_claimed();
     self->release();
@@ -448,7 +448,7 @@ struct ThenTask final : FutureTask<U, Fn>, Continuation {
     push_continuation(*self->pool, self);
   }
   // The pool refused the push: the task never runs.
-  static void discard_impl(Task* t) noexcept {
+  static void discard_impl(TaskNode* t) noexcept {
     auto* self = static_cast<ThenTask*>(t);
     self->cancel();
     self->release();

@@ -133,7 +133,7 @@ class TaskGroup {
       count_on_root();
     else
       shard = count_elsewhere();
-    detail::Task* t;
+    detail::TaskNode* t;
     try {
       t = detail::new_task<GroupTask<Fn>>(std::forward<F>(f), this, shard);
     } catch (...) {
@@ -168,7 +168,7 @@ class TaskGroup {
   // discard_task for all of them, which is how take_back() recognises the
   // group's tasks among others; `destroy` frees one without accounting;
   // `shard` is where run() counted it (nullptr: on the root).
-  struct GroupTaskBase : detail::Task {
+  struct GroupTaskBase : detail::TaskNode {
     TaskGroup* group;
     Shard* shard;
     void (*destroy)(GroupTaskBase*) noexcept;
@@ -185,7 +185,7 @@ class TaskGroup {
       shard = sh;
       destroy = &destroy_impl;
     }
-    static void execute_impl(detail::Task* t) noexcept {
+    static void execute_impl(detail::TaskNode* t) noexcept {
       auto* self = static_cast<GroupTask*>(t);
       TaskGroup* g = self->group;
       Shard* shard = self->shard;
@@ -212,9 +212,9 @@ class TaskGroup {
     static void destroy_impl(GroupTaskBase* t) noexcept { detail::delete_task(static_cast<GroupTask*>(t)); }
   };
 
-  static void discard_task(detail::Task* t) noexcept;
+  static void discard_task(detail::TaskNode* t) noexcept;
   // take_back()'s filter: destroys `t` if it is one of `group`'s tasks.
-  static bool take_mine(detail::Task* t, const void* group) noexcept;
+  static bool take_mine(detail::TaskNode* t, const void* group) noexcept;
   void take_back_queued() noexcept;
 
   struct Canceller {

@@ -92,7 +92,7 @@ namespace detail {
 class PoolCore;
 
 template <class F>
-struct PostTask final : Task {
+struct PostTask final : TaskNode {
   F fn;
   PoolCore* pool;
   template <class G>
@@ -100,14 +100,14 @@ struct PostTask final : Task {
     execute = &execute_impl;
     discard = &discard_impl;
   }
-  static void execute_impl(Task* t) noexcept;
-  static void discard_impl(Task* t) noexcept { delete_task(static_cast<PostTask*>(t)); }
+  static void execute_impl(TaskNode* t) noexcept;
+  static void discard_impl(TaskNode* t) noexcept { delete_task(static_cast<PostTask*>(t)); }
 };
 
 void record_post_exception(PoolCore* pool, std::exception_ptr e) noexcept;
 
 template <class F>
-void PostTask<F>::execute_impl(Task* t) noexcept {
+void PostTask<F>::execute_impl(TaskNode* t) noexcept {
   auto* self = static_cast<PostTask*>(t);
   try {
     self->fn();
@@ -188,12 +188,12 @@ class ThreadPool {
   friend class TaskGroup;
   friend struct detail::ScheduleAwaiter;  // pushes itself
   friend detail::PoolCore& detail::core_of(ThreadPool& pool) noexcept;  // for continuations' pools
-  void push(detail::Task* t);
+  void push(detail::TaskNode* t);
   // For TaskGroup::cancel(): empties the calling thread's own deque in this
   // pool (a worker's, or the injection deque it submits through) in one
   // step, offers each task to take(t, ctx), which destroys the ones it wants
   // and returns true for them, and puts the rest back. Returns how many it took.
-  std::size_t take_back(bool (*take)(detail::Task*, const void*) noexcept, const void* ctx) noexcept;
+  std::size_t take_back(bool (*take)(detail::TaskNode*, const void*) noexcept, const void* ctx) noexcept;
   std::unique_ptr<detail::PoolCore> core_;
 };
 

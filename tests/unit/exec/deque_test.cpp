@@ -8,13 +8,13 @@
 
 namespace {
 
-std::vector<weft::detail::Task> make_tasks(std::size_t n) { return std::vector<weft::detail::Task>(n); }
+std::vector<weft::detail::TaskNode> make_tasks(std::size_t n) { return std::vector<weft::detail::TaskNode>(n); }
 
 TEST(WorkStealingDeque, OwnerIsLifoThievesAreFifo) {
   weft::detail::WorkStealingDeque d(4);
   auto tasks = make_tasks(3);
   for (auto& t : tasks) d.push(&t);
-  weft::detail::Task* x = nullptr;
+  weft::detail::TaskNode* x = nullptr;
   ASSERT_EQ(d.steal(x), weft::detail::Steal::success);
   EXPECT_EQ(x, &tasks[0]);
   EXPECT_EQ(d.pop(), &tasks[2]);
@@ -29,7 +29,7 @@ TEST(WorkStealingDeque, GrowsPastItsCapacity) {
   auto tasks = make_tasks(1000);
   for (auto& t : tasks) d.push(&t);
   EXPECT_EQ(d.size(), 1000);
-  weft::detail::Task* x = nullptr;
+  weft::detail::TaskNode* x = nullptr;
   for (std::size_t i = 0; i < 500; ++i) {
     ASSERT_EQ(d.steal(x), weft::detail::Steal::success);
     ASSERT_EQ(x, &tasks[i]);
@@ -43,7 +43,7 @@ TEST(WorkStealingDeque, ABatchIsHalfTheTasksRoundedUpOldestFirst) {
   weft::detail::WorkStealingDeque d(4);
   auto tasks = make_tasks(5);
   for (auto& t : tasks) d.push(&t);
-  std::array<weft::detail::Task*, weft::detail::WorkStealingDeque::kMaxBatch> got{};
+  std::array<weft::detail::TaskNode*, weft::detail::WorkStealingDeque::kMaxBatch> got{};
   std::int64_t n = 0;
   ASSERT_EQ(d.steal_batch(got.data(), 8, n), Steal::success);  // half of 5, rounded up
   ASSERT_EQ(n, 3);
@@ -64,7 +64,7 @@ TEST(WorkStealingDeque, ABatchIsCappedByTheThiefAndByKMaxBatch) {
   WorkStealingDeque d(2);
   auto tasks = make_tasks(200);
   for (auto& t : tasks) d.push(&t);
-  std::array<weft::detail::Task*, WorkStealingDeque::kMaxBatch> got{};
+  std::array<weft::detail::TaskNode*, WorkStealingDeque::kMaxBatch> got{};
   std::int64_t n = 0;
   ASSERT_EQ(d.steal_batch(got.data(), 5, n), weft::detail::Steal::success);
   EXPECT_EQ(n, 5);
@@ -83,7 +83,7 @@ TEST(WorkStealingDeque, PopBatchedIsLifoNearAndFarFromTheTop) {
   const std::size_t n = 3 * WorkStealingDeque::kMaxBatch;
   auto tasks = make_tasks(n);
   for (auto& t : tasks) d.push(&t);
-  std::array<weft::detail::Task*, WorkStealingDeque::kMaxBatch> got{};
+  std::array<weft::detail::TaskNode*, WorkStealingDeque::kMaxBatch> got{};
   std::int64_t k = 0;
   ASSERT_EQ(d.steal_batch(got.data(), 2, k), weft::detail::Steal::success);  // top is 2 now
   ASSERT_EQ(k, 2);
@@ -93,7 +93,7 @@ TEST(WorkStealingDeque, PopBatchedIsLifoNearAndFarFromTheTop) {
   // And the deque works on after the claims: push, steal, pop.
   d.push(&tasks[0]);
   d.push(&tasks[1]);
-  weft::detail::Task* x = nullptr;
+  weft::detail::TaskNode* x = nullptr;
   ASSERT_EQ(d.steal(x), weft::detail::Steal::success);
   EXPECT_EQ(x, &tasks[0]);
   EXPECT_EQ(d.pop_batched(), &tasks[1]);

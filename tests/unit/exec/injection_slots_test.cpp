@@ -21,13 +21,13 @@ namespace {
 using weft::detail::InjectionSlots;
 using weft::detail::Source;
 using weft::detail::Steal;
-using weft::detail::Task;
+using weft::detail::TaskNode;
 
-void no_op(Task*) noexcept {}
-Task make_task() { return Task{no_op, no_op}; }
+void no_op(TaskNode*) noexcept {}
+TaskNode make_task() { return TaskNode{no_op, no_op}; }
 
 // A steal of one task at most (max = 1), as a single-task thief would.
-Steal steal_one(InjectionSlots& slots, std::uint64_t start, Task*& out, bool& rearmed, bool clear) {
+Steal steal_one(InjectionSlots& slots, std::uint64_t start, TaskNode*& out, bool& rearmed, bool clear) {
   std::int64_t taken = 0;
   const Steal r = slots.steal(start, &out, 1, taken, rearmed, clear);
   if (r == Steal::success) {
@@ -71,13 +71,13 @@ TEST(InjectionSlots, OnlyMarkedSlotsAreVisited) {
   std::vector<int> ids;
   for (int i = 0; i < 200; ++i) ids.push_back(slots.acquire());  // four groups
   EXPECT_TRUE(marked(slots).empty());
-  Task t = make_task();
+  TaskNode t = make_task();
   slots.source(ids[130]).deque.push(&t);
   EXPECT_TRUE(slots.mark(ids[130]));
   EXPECT_FALSE(slots.mark(ids[130]));  // already shown: nothing to set
   ASSERT_EQ(marked(slots), std::vector<const Source*>{&slots.source(ids[130])});
 
-  Task* out = nullptr;
+  TaskNode* out = nullptr;
   bool rearmed = false;
   EXPECT_EQ(steal_one(slots, 7, out, rearmed, true), Steal::success);
   EXPECT_EQ(out, &t);
@@ -92,10 +92,10 @@ TEST(InjectionSlots, OnlyMarkedSlotsAreVisited) {
 TEST(InjectionSlots, ALookThatDoesNotClearLeavesTheBits) {
   InjectionSlots slots;
   const int a = slots.acquire();
-  Task t = make_task();
+  TaskNode t = make_task();
   slots.source(a).deque.push(&t);
   slots.mark(a);
-  Task* out = nullptr;
+  TaskNode* out = nullptr;
   bool rearmed = false;
   EXPECT_EQ(steal_one(slots, 0, out, rearmed, false), Steal::success);
   EXPECT_EQ(steal_one(slots, 0, out, rearmed, false), Steal::empty);
@@ -110,15 +110,15 @@ TEST(InjectionSlots, EveryStartFindsEveryMarkedSlot) {
   InjectionSlots slots;
   std::vector<int> ids;
   for (int i = 0; i < 130; ++i) ids.push_back(slots.acquire());
-  std::vector<Task> tasks(3, make_task());
+  std::vector<TaskNode> tasks(3, make_task());
   const int picked[] = {0, 64, 129};
   for (int k = 0; k < 3; ++k) {
     slots.source(ids[static_cast<std::size_t>(picked[k])]).deque.push(&tasks[static_cast<std::size_t>(k)]);
     slots.mark(ids[static_cast<std::size_t>(picked[k])]);
   }
   for (std::uint64_t start : {0ull, 1ull, 63ull, 64ull * 5 + 3, 0x9e3779b97f4a7c15ull}) {
-    std::vector<Task*> got;
-    Task* out = nullptr;
+    std::vector<TaskNode*> got;
+    TaskNode* out = nullptr;
     bool rearmed = false;
     while (steal_one(slots, start, out, rearmed, true) == Steal::success) got.push_back(out);
     ASSERT_EQ(got.size(), 3u) << "start " << start;
@@ -135,10 +135,10 @@ TEST(InjectionSlots, EveryStartFindsEveryMarkedSlot) {
 TEST(InjectionSlots, AThiefTakesABatchOfHalfTheSlot) {
   InjectionSlots slots;
   const int a = slots.acquire();
-  std::vector<Task> tasks(10, make_task());
-  for (Task& t : tasks) slots.source(a).deque.push(&t);
+  std::vector<TaskNode> tasks(10, make_task());
+  for (TaskNode& t : tasks) slots.source(a).deque.push(&t);
   slots.mark(a);
-  std::array<Task*, 16> out{};
+  std::array<TaskNode*, 16> out{};
   std::int64_t taken = 0;
   bool rearmed = false;
   ASSERT_EQ(slots.steal(0, out.data(), 16, taken, rearmed, true), Steal::success);

@@ -30,7 +30,7 @@ bool help_one() noexcept;
 // If `t` is the task the calling thread pushed last and no thief has taken
 // it, takes it back and runs it here (a submit followed by get() then never
 // leaves the thread). True if it ran.
-bool run_if_still_queued(Task* t) noexcept;
+bool run_if_still_queued(TaskNode* t) noexcept;
 
 // True if the calling thread is a worker of some weft pool.
 bool on_worker_thread() noexcept;

@@ -46,7 +46,7 @@ class WorkStealingDeque {
   ~WorkStealingDeque();
 
   // Owner only.
-  void push(Task* t) {
+  void push(TaskNode* t) {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
     // acquire: pairs with thieves' CAS on top_, so slots they took are free to reuse.
     const std::int64_t t_ = top_.load(std::memory_order_acquire);
@@ -60,12 +60,12 @@ class WorkStealingDeque {
   }
 
   // Owner only: the most recently pushed task, or nullptr.
-  Task* pop() {
+  TaskNode* pop() {
     const Bottom r = reserve_bottom();
     if (r.empty()) return nullptr;
     const std::int64_t b = r.b;
     std::int64_t t = r.t;
-    Task* x = r.a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
+    TaskNode* x = r.a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
     if (t == b) {
       // The last item: race thieves for it through top_. seq_cst: part of the
       // same store-load protocol as the fence in reserve_bottom().
@@ -100,13 +100,13 @@ class WorkStealingDeque {
   //    at x at the most; a later push that refills slot x puts a new task
   //    there, which is the one the thief then reads.
   // Pushes stay as they are: a store and the release of bottom_.
-  Task* pop_batched() {
+  TaskNode* pop_batched() {
     const Bottom r = reserve_bottom();
     if (r.empty()) return nullptr;
     const std::int64_t b = r.b;
     std::int64_t t = r.t;
     Array* a = r.a;
-    Task* x = a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
+    TaskNode* x = a->slot(b).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
     if (b - t >= kMaxBatch) return x;  // no batch reaches it (see above)
     // Claim [t, b] through top_. seq_cst: the same total order as the
     // thieves' CAS. A failure reloads t (thieves took from the top); relaxed
@@ -120,7 +120,7 @@ class WorkStealingDeque {
     }
     // Ours now: [t, b), fewer than kMaxBatch. Read them before the
     // push-backs reuse slots.
-    std::array<Task*, kMaxBatch> rest;
+    std::array<TaskNode*, kMaxBatch> rest;
     const std::int64_t n = b - t;
     for (std::int64_t i = 0; i < n; ++i)
       rest[static_cast<std::size_t>(i)] = a->slot(t + i).load(std::memory_order_relaxed);  // relaxed: the owner wrote them
@@ -133,7 +133,7 @@ class WorkStealingDeque {
   // half of those queued rounded up, with one CAS of top_; writes them to
   // `out` oldest first and sets `taken`. The owner must pop with
   // pop_batched(), not pop() (see there).
-  Steal steal_batch(Task** out, std::int64_t max, std::int64_t& taken) {
+  Steal steal_batch(TaskNode** out, std::int64_t max, std::int64_t& taken) {
     // acquire: pairs with the CAS of other thieves (slots they emptied).
     std::int64_t t = top_.load(std::memory_order_acquire);
     sched_point();
@@ -160,14 +160,14 @@ class WorkStealingDeque {
 
   // Owner only: the task pop() would return, without taking it (a thief may
   // still take it before the owner's pop()).
-  [[nodiscard]] Task* peek_bottom() const noexcept {
+  [[nodiscard]] TaskNode* peek_bottom() const noexcept {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // relaxed: owner's own variable
     if (b < top_.load(std::memory_order_relaxed)) return nullptr;       // relaxed: a hint only
     return array_.load(std::memory_order_relaxed)->slot(b).load(std::memory_order_relaxed);
   }
 
   // Owner only: takes every task at once (one CAS of top_ against the
-  // thieves) and offers each, oldest first, to `take` (bool(Task*)): a task
+  // thieves) and offers each, oldest first, to `take` (bool(TaskNode*)): a task
   // it returns true for is the caller's now; the others go back in, in their
   // order. Returns how many it took. Thieves that read a slot of the taken
   // range fail their CAS (top_ moved past it), as against pop().
@@ -186,7 +186,7 @@ class WorkStealingDeque {
     // b on, can only overwrite slots already read (b - t <= capacity).
     std::int64_t kept = t;
     for (std::int64_t i = t; i < b; ++i) {
-      Task* x = a->slot(i).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
+      TaskNode* x = a->slot(i).load(std::memory_order_relaxed);  // relaxed: the owner wrote it
       if (!take(x)) a->slot(kept++).store(x, std::memory_order_relaxed);  // relaxed: private until pushed
     }
     for (std::int64_t i = t; i < kept; ++i) push(a->slot(i).load(std::memory_order_relaxed));  // relaxed: as above
@@ -194,7 +194,7 @@ class WorkStealingDeque {
   }
 
   // Any thread.
-  Steal steal(Task*& out) {
+  Steal steal(TaskNode*& out) {
     // acquire: pairs with the CAS of other thieves (slots they emptied).
     std::int64_t t = top_.load(std::memory_order_acquire);
     sched_point();
@@ -207,7 +207,7 @@ class WorkStealingDeque {
     sched_point();
     // acquire: pairs with grow()'s release of a new array.
     Array* a = array_.load(std::memory_order_acquire);
-    Task* x = a->slot(t).load(std::memory_order_relaxed);  // relaxed: validated by the CAS below
+    TaskNode* x = a->slot(t).load(std::memory_order_relaxed);  // relaxed: validated by the CAS below
     sched_point();
     // seq_cst: the CAS decides between thieves and the owner's pop of the last item.
     if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
@@ -232,10 +232,10 @@ class WorkStealingDeque {
  private:
   struct Array {
     std::int64_t mask;
-    std::unique_ptr<std::atomic<Task*>[]> slots;
+    std::unique_ptr<std::atomic<TaskNode*>[]> slots;
     explicit Array(std::int64_t capacity)
-        : mask(capacity - 1), slots(new std::atomic<Task*>[static_cast<std::size_t>(capacity)]) {}
-    std::atomic<Task*>& slot(std::int64_t i) noexcept { return slots[static_cast<std::size_t>(i & mask)]; }
+        : mask(capacity - 1), slots(new std::atomic<TaskNode*>[static_cast<std::size_t>(capacity)]) {}
+    std::atomic<TaskNode*>& slot(std::int64_t i) noexcept { return slots[static_cast<std::size_t>(i & mask)]; }
   };
   Array* grow(Array* a, std::int64_t t, std::int64_t b);
 
@@ -273,8 +273,8 @@ class WorkStealingDeque {
 class DequeOwner {
  public:
   explicit DequeOwner(WorkStealingDeque& d) noexcept : d_(&d) {}
-  void push(Task* t) { d_->push(t); }
-  Task* pop() { return d_->pop(); }
+  void push(TaskNode* t) { d_->push(t); }
+  TaskNode* pop() { return d_->pop(); }
 
  private:
   WorkStealingDeque* d_;
@@ -283,7 +283,7 @@ class DequeOwner {
 class DequeThief {
  public:
   explicit DequeThief(WorkStealingDeque& d) noexcept : d_(&d) {}
-  Steal steal(Task*& out) { return d_->steal(out); }
+  Steal steal(TaskNode*& out) { return d_->steal(out); }
   [[nodiscard]] bool empty() const noexcept { return d_->empty(); }
 
  private:

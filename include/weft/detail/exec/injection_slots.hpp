@@ -86,7 +86,7 @@ class InjectionSlots {
   // `rearmed` set: the caller wakes a sleeper as after a push (whoever set
   // a bit again fenced after it, as mark() does).
   // (Without `clear` stale bits stay: they only cost a look.)
-  Steal steal(std::uint64_t start, Task** out, std::int64_t max, std::int64_t& taken, bool& rearmed,
+  Steal steal(std::uint64_t start, TaskNode** out, std::int64_t max, std::int64_t& taken, bool& rearmed,
               bool clear) noexcept;
 
   // Calls f(source) for every slot whose bits say it may hold work, until f

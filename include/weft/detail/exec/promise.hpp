@@ -142,7 +142,7 @@ struct TaskPromise<void> : PromiseBase {
   void return_void() const noexcept {}
 };
 
-// Opens a Task's frame to weft's awaiters and starters.
+// Opens a weft::Task's frame to weft's awaiters and starters.
 struct TaskAccess {
   template <class T>
   static std::coroutine_handle<TaskPromise<T>> handle(const weft::Task<T>& t) noexcept {
@@ -187,7 +187,7 @@ struct SpawnState final : FutureState<T>, Completion {
   SpawnState(const SpawnState&) = delete;
   SpawnState& operator=(const SpawnState&) = delete;
 
-  static void execute_impl(Task* t) noexcept {
+  static void execute_impl(TaskNode* t) noexcept {
     auto* self = static_cast<SpawnState*>(t);
     if (self->claim_blocked())
       resume_here(self->h);  // done_impl drops the queue's reference
@@ -199,7 +199,7 @@ struct SpawnState final : FutureState<T>, Completion {
     auto* self = static_cast<SpawnState*>(s);
     std::exchange(self->h, {}).destroy();
   }
-  static void discard_impl(Task* t) noexcept {
+  static void discard_impl(TaskNode* t) noexcept {
     auto* self = static_cast<SpawnState*>(t);
     self->cancel();
     self->release();

@@ -1,7 +1,7 @@
 // weft/detail/exec/task.hpp — the type-erased unit of work the pool queues.
 //
 // A task is one allocation holding a header and the callable (and, for
-// submit(), the future's result): deques and queues hold Task pointers.
+// submit(), the future's result): deques and queues hold TaskNode pointers.
 // Nodes come from weft's per-thread PoolResource, so posting a small
 // callable touches no global allocator: the submitting thread takes a block
 // from its own free list, and the worker that ran the task hands it back
@@ -15,13 +15,13 @@
 
 namespace weft::detail {
 
-struct Task {
+struct TaskNode {
   // Runs the task and releases the queue's hold on it (frees it, or drops a
   // reference for future tasks). Never throws: the callable's exception is
   // captured by the task kind.
-  void (*execute)(Task*) noexcept;
+  void (*execute)(TaskNode*) noexcept;
   // Releases the queue's hold without running it (a push that failed).
-  void (*discard)(Task*) noexcept;
+  void (*discard)(TaskNode*) noexcept;
 };
 
 inline void* allocate_task(std::size_t size, std::size_t align) {
