@@ -285,28 +285,34 @@ struct OmpAlgorithms {
     for (std::ptrdiff_t i = 0; i < n; ++i) acc += tr(first[i]);
     return acc;
   }
+  // The scans run over int64 (the workloads' type) in non-template
+  // functions: clang 14 crashes on `omp scan` over a dependent type.
   template <class It, class Out>
   void inclusive_scan(It first, It last, Out out) const {
-    using T = typename std::iterator_traits<It>::value_type;
-    const std::ptrdiff_t n = last - first;
-    T acc{};
-#pragma omp parallel for num_threads(threads) reduction(inscan, + : acc)
-    for (std::ptrdiff_t i = 0; i < n; ++i) {
-      acc += first[i];
-#pragma omp scan inclusive(acc)
-      out[i] = acc;
-    }
+    static_assert(std::is_same_v<typename std::iterator_traits<It>::value_type, std::int64_t>);
+    scan_i64(&*first, &*out, last - first, threads, true);
   }
   template <class It, class Out>
   void exclusive_scan(It first, It last, Out out) const {
-    using T = typename std::iterator_traits<It>::value_type;
-    const std::ptrdiff_t n = last - first;
-    T acc{};
+    static_assert(std::is_same_v<typename std::iterator_traits<It>::value_type, std::int64_t>);
+    scan_i64(&*first, &*out, last - first, threads, false);
+  }
+  static void scan_i64(const std::int64_t* in, std::int64_t* out, std::ptrdiff_t n, int threads, bool inclusive) {
+    std::int64_t acc = 0;
+    if (inclusive) {
 #pragma omp parallel for num_threads(threads) reduction(inscan, + : acc)
-    for (std::ptrdiff_t i = 0; i < n; ++i) {
-      out[i] = acc;
+      for (std::ptrdiff_t i = 0; i < n; ++i) {
+        acc += in[i];
+#pragma omp scan inclusive(acc)
+        out[i] = acc;
+      }
+    } else {
+#pragma omp parallel for num_threads(threads) reduction(inscan, + : acc)
+      for (std::ptrdiff_t i = 0; i < n; ++i) {
+        out[i] = acc;
 #pragma omp scan exclusive(acc)
-      acc += first[i];
+        acc += in[i];
+      }
     }
   }
   // The first match, as the oneTBB variant finds it: blocks handed out in
@@ -893,7 +899,7 @@ Result run_algo(const AlgoParams& p) {
                                "calling thread waits without computing"},
               {"openmp_threads", "a parallel for region per call, num_threads(`workers`) including the calling "
                                  "thread, after an empty region that wakes the team; OpenMP's defaults otherwise "
-                                 "(OMP_PROC_BIND unset: unbound)"},
+                                 "(OMP_PROC_BIND as the environment sets it: the notes say)"},
               {"tbb_threads", "task_arena of `workers` slots, the calling thread one of them (tbb, "
                               "tbb-deterministic, std-par)"},
               {"std_par_threads_seen", std_par_threads},

@@ -125,7 +125,7 @@ Result run_fib(const FibParams& p) {
               {"spawns_no_cutoff", fib_spawns(p.n, 0)},
               {"tbb_threads", "arena of `threads` including the calling thread"},
               {"openmp_threads", "omp parallel num_threads(`threads`) including the calling thread, "
-                                 "OpenMP's defaults otherwise (OMP_PROC_BIND unset: unbound)"},
+                                 "OpenMP's settings from the environment otherwise (the notes say the binding)"},
               {"warmup", harness::warmup_text(plan)}};
   if (p.cutoff > 0) r.params["spawns_cutoff"] = fib_spawns(p.n, p.cutoff);
   for (std::size_t i = 0; i < units.size(); ++i) {

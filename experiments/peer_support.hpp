@@ -13,6 +13,10 @@
 
 #include "weft/harness/run.hpp"
 
+#ifdef WEFT_HAVE_OPENMP
+#include <omp.h>
+#endif
+
 #ifdef WEFT_HAVE_TBB
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/info.h>
@@ -70,6 +74,9 @@ inline constexpr harness::Peer kOpenMp{"OpenMP (libgomp with g++, libomp-dev wit
 struct OmpTeamSeen {
   int min_size = 0, max_size = 0;
   std::uint64_t cpus = 0;
+  // The team's binding policy (omp_get_proc_bind() inside the region):
+  // "unbound" unless the user set OMP_PROC_BIND (and OMP_PLACES).
+  const char* bind = "unbound";
   void add(int size, std::uint64_t team_cpus) {
     min_size = min_size == 0 ? size : std::min(min_size, size);
     max_size = std::max(max_size, size);
@@ -82,7 +89,7 @@ struct OmpTeamSeen {
     if (!note.empty()) s << note << "; ";
     s << "team of " << min_size;
     if (max_size != min_size) s << '-' << max_size;
-    s << " threads, unbound, on CPUs";
+    s << " threads, " << bind << ", on CPUs";
     for (int c = 0; c < 64; ++c)
       if ((cpus >> c) & 1) s << ' ' << c;
     return s.str();
@@ -92,9 +99,9 @@ struct OmpTeamSeen {
 #ifdef WEFT_HAVE_OPENMP
 // An OpenMP team of `threads` threads, the calling thread its master, as an
 // OpenMP user runs one: `omp parallel num_threads(threads)`, the runtime's
-// defaults otherwise (OMP_PROC_BIND unset: the threads are not bound, and
-// libgomp's idle threads spin a while before they sleep, which the
-// harness's 10 ms settle between runs outlasts). `timed` runs on one thread
+// settings from the environment otherwise (without OMP_PROC_BIND the
+// threads are not bound; libgomp's idle threads spin a while before they
+// sleep, which the harness's 10 ms settle between runs outlasts). `timed` runs on one thread
 // of the team (`omp single`), the others take its tasks; returns its result.
 // The team's size and where it ran are added to `seen`.
 template <class F>
@@ -109,7 +116,16 @@ double omp_team(int threads, F&& timed, OmpTeamSeen& seen) {
     if (cpu >= 0 && cpu < 64) cpus.fetch_or(std::uint64_t{1} << cpu, std::memory_order_relaxed);
     size.fetch_add(1, std::memory_order_relaxed);
 #pragma omp single
-    s = timed();
+    {
+      switch (omp_get_proc_bind()) {
+        case omp_proc_bind_false: seen.bind = "unbound"; break;
+        case omp_proc_bind_true: seen.bind = "bound (OMP_PROC_BIND=true)"; break;
+        case omp_proc_bind_close: seen.bind = "bound close"; break;
+        case omp_proc_bind_spread: seen.bind = "bound spread"; break;
+        default: seen.bind = "bound"; break;
+      }
+      s = timed();
+    }
   }
   seen.add(size.load(std::memory_order_relaxed), cpus.load(std::memory_order_relaxed));
   return s;

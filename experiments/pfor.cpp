@@ -167,7 +167,7 @@ Result run_pfor(const PforParams& p) {
               {"grain", "default (weft: adaptive partitioner; tbb: auto_partitioner)"},
               {"tbb_threads", "arena of `threads` including the calling thread"},
               {"openmp", "a parallel for region per loop, num_threads(`threads`) including the calling thread, "
-                         "the schedule's default chunk, OMP_PROC_BIND unset (unbound)"},
+                         "the schedule's default chunk, OMP_PROC_BIND as the environment sets it (the notes say)"},
               {"warmup", harness::warmup_text(plan)}};
   const std::int64_t spin_items = static_cast<std::int64_t>(p.rounds) * p.items;
   for (std::size_t i = 0; i < units.size(); ++i) {

@@ -538,7 +538,7 @@ Result run_scale(const ScaleParams& p) {
               {"tbb_threads", "task_arena of `workers` slots, the calling thread one of them"},
               {"openmp_threads", "a region per call, num_threads(`workers`) including the calling thread; "
                                  "the task workloads from `omp single`, pfor and reduce `omp parallel for`; "
-                                 "OMP_PROC_BIND unset (unbound)"},
+                                 "OMP_PROC_BIND as the environment sets it (the notes say)"},
               {"grain", "default (weft: adaptive partitioner; tbb: auto_partitioner)"},
               {"warmup", harness::warmup_text(plan)}};
   if (*std::max_element(workers.begin(), workers.end()) > cpus)

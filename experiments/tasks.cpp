@@ -375,7 +375,7 @@ Result run_tasks(const TasksParams& p) {
               {"std_future_batch", kFutureBatch},
               {"tbb_threads", "task_group: arena of `threads` incl. the caller; enqueue: `threads` workers"},
               {"openmp_threads", "omp parallel num_threads(`threads`) incl. the calling thread, the tasks "
-                                 "created in omp single; OMP_PROC_BIND unset (unbound)"},
+                                 "created in omp single; OMP_PROC_BIND as the environment sets it (the notes say)"},
               {"warmup", harness::warmup_text(plan)}};
   for (std::size_t i = 0; i < units.size(); ++i) {
     const harness::Unit& u = units[i];
