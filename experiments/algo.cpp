@@ -93,6 +93,27 @@ struct StdAlgorithms {
 };
 using Serial = StdAlgorithms<>;
 
+// One block [begin, end) of a find-first over first[0, n): skipped if a
+// match before it is known, else searched, its first match recorded in
+// `best` (the least index wins). The oneTBB and OpenMP variants hand out
+// the blocks; libstdc++'s parallel find_if on oneTBB works the same way.
+// Cancelling at a match would be find-any, not find-first (a block before
+// it may still be unsearched).
+template <class It, class Pred>
+void find_first_in(It first, std::ptrdiff_t begin, std::ptrdiff_t end, Pred& pred,
+                   std::atomic<std::ptrdiff_t>& best) {
+  // relaxed: a hint to skip; the answer is read after the loop joins.
+  if (begin >= best.load(std::memory_order_relaxed)) return;
+  for (std::ptrdiff_t i = begin; i != end; ++i) {
+    if (!pred(first[i])) continue;
+    std::ptrdiff_t seen = best.load(std::memory_order_relaxed);  // relaxed: only its value matters
+    // relaxed: the least index wins on its value alone; nothing else is published through it.
+    while (i < seen && !best.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
+    }
+    return;
+  }
+}
+
 // Items alive at once in the pipeline workload, for both libraries (oneTBB
 // suggests a small multiple of the threads).
 inline constexpr std::size_t kPipelineTokens = 16;
@@ -178,27 +199,15 @@ struct TbbAlgorithms {
   void sort(It first, It last, Comp comp) const {
     oneapi::tbb::parallel_sort(first, last, comp);
   }
-  // The first match: blocks that start past a match already found are
-  // skipped. Cancelling the group at a match would be find-any, not
-  // find-first (a block before it may still be unsearched); libstdc++'s
-  // parallel find_if on oneTBB works the same way.
+  // The first match, oneTBB's auto_partitioner handing out the blocks.
   template <class It, class Pred>
   It find_if(It first, It last, Pred pred) const {
     using Range = oneapi::tbb::blocked_range<std::ptrdiff_t>;
     std::atomic<std::ptrdiff_t> best{last - first};
-    oneapi::tbb::parallel_for(Range(0, last - first), [&](const Range& r) {
-      // relaxed: a hint to skip; the answer is read after parallel_for joins.
-      if (r.begin() >= best.load(std::memory_order_relaxed)) return;
-      for (std::ptrdiff_t i = r.begin(); i != r.end(); ++i) {
-        if (!pred(first[i])) continue;
-        std::ptrdiff_t seen = best.load(std::memory_order_relaxed);  // relaxed: only its value matters
-        // relaxed: the least index wins on its value alone; nothing else is published through it.
-        while (i < seen && !best.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
-        }
-        return;
-      }
-    });
-    return first + best.load();
+    oneapi::tbb::parallel_for(Range(0, last - first),
+                              [&](const Range& r) { find_first_in(first, r.begin(), r.end(), pred, best); });
+    // relaxed: parallel_for's return orders every task's store before it.
+    return first + best.load(std::memory_order_relaxed);
   }
   template <class F>
   void pipeline(const std::vector<std::uint64_t>& in, std::vector<std::uint64_t>& out, F f) const {
@@ -315,10 +324,9 @@ struct OmpAlgorithms {
       }
     }
   }
-  // The first match, as the oneTBB variant finds it: blocks handed out in
-  // order (schedule(dynamic)), a block that starts past a match already
-  // found skipped. OpenMP's `cancel for` would need OMP_CANCELLATION=true
-  // and still be find-any, not find-first.
+  // The first match, the blocks handed out in order (schedule(dynamic)).
+  // OpenMP's `cancel for` would need OMP_CANCELLATION=true and still be
+  // find-any, not find-first.
   template <class It, class Pred>
   It find_if(It first, It last, Pred pred) const {
     const std::ptrdiff_t n = last - first;
@@ -327,21 +335,10 @@ struct OmpAlgorithms {
     const std::ptrdiff_t blocks = (n + block - 1) / block;
     std::atomic<std::ptrdiff_t> best{n};
 #pragma omp parallel for num_threads(threads) schedule(dynamic)
-    for (std::ptrdiff_t b = 0; b < blocks; ++b) {
-      const std::ptrdiff_t begin = b * block;
-      // relaxed: a hint to skip; the answer is read after the region joins.
-      if (begin >= best.load(std::memory_order_relaxed)) continue;
-      const std::ptrdiff_t end = std::min(n, begin + block);
-      for (std::ptrdiff_t i = begin; i != end; ++i) {
-        if (!pred(first[i])) continue;
-        std::ptrdiff_t seen = best.load(std::memory_order_relaxed);  // relaxed: only its value matters
-        // relaxed: the least index wins on its value alone; nothing else is published through it.
-        while (i < seen && !best.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
-        }
-        break;
-      }
-    }
-    return first + best.load();
+    for (std::ptrdiff_t b = 0; b < blocks; ++b)
+      find_first_in(first, b * block, std::min(n, (b + 1) * block), pred, best);
+    // relaxed: the region's closing barrier orders every thread's store before it.
+    return first + best.load(std::memory_order_relaxed);
   }
 };
 #endif
@@ -384,16 +381,11 @@ void with_weft(int threads, const Body& body) {
 }
 
 #ifdef WEFT_HAVE_OPENMP
-// The team is up before the timed call, as with_weft()'s pool is: an
-// empty region of the same size first. (A libgomp team whose threads went
-// to sleep -- its spin, a few ms here, ran out -- starts a region with its
-// master spinning at the barrier for a thread the kernel may queue behind
-// it: a reduction of 2M doubles took 5.9 ms median after a 10 ms pause
-// against 0.56 ms back to back, measured here on an Intel Xeon under KVM.)
+// The team is woken before the timed calls, as with_weft()'s pool is
+// started (where it ran: run_algo() looks once per size for the notes).
 void with_openmp(int threads, const Body& body) {
-#pragma omp parallel num_threads(threads)
-  {
-  }
+  OmpTeamSeen ignored;
+  omp_wake_team(threads, ignored);
   Executor ex{OmpAlgorithms{threads}};
   body(ex);
 }
@@ -831,7 +823,7 @@ Result run_algo(const AlgoParams& p) {
   std::map<int, OmpTeamSeen> omp_teams;
 #ifdef WEFT_HAVE_OPENMP
   if (std::find(p.variants.begin(), p.variants.end(), "openmp") != p.variants.end())
-    for (int t : workers) omp_team(t, [] { return 0.0; }, omp_teams[t]);
+    for (int t : workers) omp_wake_team(t, omp_teams[t]);
 #endif
   // One workload at a time, its variants interleaved: only its inputs are
   // in memory, and the rounds pair its serial and parallel runs.

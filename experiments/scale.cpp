@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <functional>
-#include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -296,6 +295,7 @@ struct Run {
   const Inputs* in = nullptr;
   Marks* marks = nullptr;
   int threads = 0;
+  OmpTeamSeen* team = nullptr;  // openmp: where the team ran
 };
 using RunFn = double (*)(const Run&);
 
@@ -316,12 +316,9 @@ double run_tbb(const Run& r) {
 #endif
 
 #ifdef WEFT_HAVE_OPENMP
-// The team is up before the timed call, as run_weft()'s pool is (see
-// with_openmp() in algo.cpp for why it matters to libgomp).
+// The team is woken before the timed call, as run_weft()'s pool is started.
 double run_openmp(const Run& r) {
-#pragma omp parallel num_threads(r.threads)
-  {
-  }
+  omp_wake_team(r.threads, *r.team);
   return run_work(OmpCalls{r.threads}, r.work, *r.in, *r.marks, "openmp", r.threads);
 }
 #endif
@@ -459,13 +456,6 @@ Result run_scale(const ScaleParams& p) {
   Marks marks;
   const harness::PlanOptions plan{p.reps, true};
 
-  // Where an OpenMP team of each size ran, for the openmp rows' notes.
-  std::map<int, OmpTeamSeen> omp_teams;
-#ifdef WEFT_HAVE_OPENMP
-  if (std::find(p.variants.begin(), p.variants.end(), "openmp") != p.variants.end())
-    for (int t : workers) omp_team(t, [] { return 0.0; }, omp_teams[t]);
-#endif
-
   Result r;
   r.experiment = "scale";
   // One workload at a time, its variants and worker counts interleaved:
@@ -478,8 +468,10 @@ Result run_scale(const ScaleParams& p) {
       in.sum = std::accumulate(in.x.begin(), in.x.end(), 0.0);
     }
     std::vector<harness::Unit> units = harness::plan_units(kVariants, p.variants, workers);
+    std::vector<OmpTeamSeen> teams(units.size());
     harness::run_units(units, plan, [&](const harness::Unit& u) {
-      return harness::variant(kVariants, u.variant).run(Run{w.work, &in, &marks, u.threads});
+      const std::size_t i = static_cast<std::size_t>(&u - units.data());
+      return harness::variant(kVariants, u.variant).run(Run{w.work, &in, &marks, u.threads, &teams[i]});
     });
     in.x = std::vector<double>{};  // free the input before the next workload
 
@@ -497,7 +489,7 @@ Result run_scale(const ScaleParams& p) {
         const std::string over = harness::oversubscribed_note(
             "workers", u.threads, "oversubscribed, measures how gracefully the pool shares the CPUs");
         if (!over.empty()) row.note += "; " + over;
-        if (u.variant == "openmp") row.note = omp_teams[u.threads].note(row.note);
+        row.note = teams[static_cast<std::size_t>(&u - units.data())].note(row.note);
       }
       r.rows.push_back(row);
       Row speedup = row;

@@ -186,72 +186,59 @@ double run_tbb_task_group(int w, std::int64_t n, Counter& c, Mode mode) {
 #endif
 
 #ifdef WEFT_HAVE_OPENMP
-// OpenMP tasks as its users write them: a team of w threads, the calling
-// thread its master; one thread of it (`omp single`) creates the tasks and
-// the team runs them, the creator too while it waits (`taskwait`), as in
-// tbb-task_group.
+// OpenMP tasks as its users write them, on one thread of a team (`omp
+// single`, inside omp_team()): n tasks of task(), then one taskwait
+// (fire-and-forget), or a taskwait after each (round trips). The team runs
+// them, the creator too while it waits, as in tbb-task_group.
+template <class F>
+void omp_spawn(std::int64_t n, Mode mode, const F& task) {
+  if (mode == Mode::fire_and_forget) {
+    for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp task
+      task();
+    }
+#pragma omp taskwait
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) {
+#pragma omp task
+      task();
+#pragma omp taskwait
+    }
+  }
+}
+
 double run_openmp_task(const Run& u, Counter& c) {
-  const std::int64_t n = u.tasks;
-  const Mode mode = u.mode;
   return omp_team(
       u.threads,
       [&] {
-        Counter* counter = &c;  // the tasks take the pointer (firstprivate), not a copy of the counter
+        Counter* counter = &c;  // each task copies the pointer (firstprivate), not the counter
         const std::int64_t t0 = wall_ns();
-        if (mode == Mode::fire_and_forget) {
-          for (std::int64_t i = 0; i < n; ++i) {
-#pragma omp task
-            counter->bump();
-          }
-#pragma omp taskwait
-        } else {
-          for (std::int64_t i = 0; i < n; ++i) {
-#pragma omp task
-            counter->bump();
-#pragma omp taskwait
-          }
-        }
+        omp_spawn(u.tasks, u.mode, [counter] { counter->bump(); });
         return elapsed_s(t0);
       },
       *u.team);
 }
-#endif
 
-#ifdef WEFT_HAVE_OPENMP
-// Where an OpenMP variant's tasks ran, from one more run of it, untimed
-// and with each task noting its thread: the share run by the thread that
-// created them. libgomp runs a task at once on its creator (undeferred)
-// when too many are queued, so a fast row may be mostly a serial loop.
+// Where run_openmp_task()'s tasks ran, from one more run, untimed, each
+// task noting its thread: the share run by the thread that created them.
+// libgomp runs a task at once on its creator (undeferred) when too many
+// are queued, so a fast row may be mostly a serial loop.
 double openmp_creator_share(const Run& u) {
   std::atomic<std::int64_t> on_creator{0};
-  std::int64_t n = u.tasks;
   OmpTeamSeen ignored;
   omp_team(
       u.threads,
       [&] {
-        const int me = omp_get_thread_num();
         std::atomic<std::int64_t>* count = &on_creator;
-        // relaxed: read after the region ends, which orders it.
-        const auto task = [count, me] {
-          if (omp_get_thread_num() == me) count->fetch_add(1, std::memory_order_relaxed);
-        };
-        if (u.mode == Mode::fire_and_forget) {
-          for (std::int64_t i = 0; i < n; ++i) {
-#pragma omp task
-            task();
-          }
-#pragma omp taskwait
-        } else {
-          for (std::int64_t i = 0; i < n; ++i) {
-#pragma omp task
-            task();
-#pragma omp taskwait
-          }
-        }
+        omp_spawn(u.tasks, u.mode, [count, creator = omp_get_thread_num()] {
+          // relaxed: a count, read after the region's closing barrier.
+          if (omp_get_thread_num() == creator) count->fetch_add(1, std::memory_order_relaxed);
+        });
         return 0.0;
       },
       ignored);
-  return static_cast<double>(on_creator.load(std::memory_order_relaxed)) / static_cast<double>(n);
+  // relaxed: the region has joined (its barrier orders the tasks' adds).
+  return static_cast<double>(on_creator.load(std::memory_order_relaxed)) / static_cast<double>(u.tasks);
 }
 #endif
 

@@ -126,14 +126,6 @@ inline void expect_row_shape(const nlohmann::json& row) {
   }
 }
 
-// Whether the result's oneTBB rows were built (none says "not built").
-inline bool tbb_built(const nlohmann::json& j) {
-  for (const auto& row : j.at("results"))
-    if (row.at("variant") == "tbb" && row.value("note", std::string()).find("not built") != std::string::npos)
-      return false;
-  return true;
-}
-
 // Whether a peer's variants were built in: no row of a variant named
 // `prefix` or starting with "prefix-" says "not built".
 inline bool peer_built(const nlohmann::json& j, const std::string& prefix) {
@@ -145,6 +137,7 @@ inline bool peer_built(const nlohmann::json& j, const std::string& prefix) {
   }
   return true;
 }
+inline bool tbb_built(const nlohmann::json& j) { return peer_built(j, "tbb"); }
 inline bool openmp_built(const nlohmann::json& j) { return peer_built(j, "openmp"); }
 
 inline bool has_line_starting(const std::string& text, const std::string& prefix) {
