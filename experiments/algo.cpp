@@ -5,6 +5,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -13,9 +14,12 @@
 #include <set>
 #include <stdexcept>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <variant>
+
+#include <pthread.h>
 
 #include "peer_support.hpp"
 #include "weft/exec/parallel_find.hpp"
@@ -381,13 +385,74 @@ void with_weft(int threads, const Body& body) {
 }
 
 #ifdef WEFT_HAVE_OPENMP
+#if defined(__clang__)
+// clang (14 and later) keeps an `omp scan`'s buffer, one element per
+// iteration, in a stack array of the function around the parallel region,
+// on the thread that starts it: a scan of 5M int64 needs 40 MB of stack
+// against the main thread's 8 MB (libgomp's scan needs none). An OpenMP user
+// of clang raises the stack (ulimit -s, or a thread of their own); here the
+// openmp variant runs from a thread whose stack holds it: kOmpStackBase plus
+// the scans' buffer, set by run_algo() from --n.
+constexpr std::size_t kOmpStackBase = std::size_t{16} << 20;
+std::size_t omp_stack_bytes = kOmpStackBase;
+
+// Faults in `bytes` of this thread's stack below the caller's frame, so
+// the timed scans find their buffer's pages mapped, as on a thread that
+// reuses its stack.
+[[gnu::noinline]] void touch_stack(std::size_t bytes) {
+  auto* p = static_cast<volatile char*>(__builtin_alloca(bytes));
+  for (std::size_t i = 0; i < bytes; i += 4096) p[i] = 0;
+}
+
+// Runs `f` on a new thread with a stack of `bytes`, most of it faulted in
+// first, and waits for it; rethrows what `f` threw.
+void on_own_stack(std::size_t bytes, const std::function<void()>& f) {
+  struct Call {
+    const std::function<void()>* f;
+    std::size_t touch;
+    std::exception_ptr error;
+  } call{&f, bytes - kOmpStackBase / 2, nullptr};
+  pthread_attr_t attr;
+  if (int e = pthread_attr_init(&attr); e != 0) throw std::system_error(e, std::generic_category(), "pthread_attr_init");
+  int e = pthread_attr_setstacksize(&attr, bytes);
+  pthread_t thread{};
+  if (e == 0)
+    e = pthread_create(
+        &thread, &attr,
+        [](void* arg) -> void* {
+          auto* c = static_cast<Call*>(arg);
+          try {
+            touch_stack(c->touch);
+            (*c->f)();
+          } catch (...) {
+            c->error = std::current_exception();
+          }
+          return nullptr;
+        },
+        &call);
+  pthread_attr_destroy(&attr);
+  if (e != 0)
+    throw std::system_error(e, std::generic_category(),
+                            "algo: openmp: a thread with a " + std::to_string(bytes >> 20) + " MB stack");
+  pthread_join(thread, nullptr);
+  if (call.error) std::rethrow_exception(call.error);
+}
+#endif
+
 // The team is woken before the timed calls, as with_weft()'s pool is
 // started (where it ran: run_algo() looks once per size for the notes).
 void with_openmp(int threads, const Body& body) {
-  OmpTeamSeen ignored;
-  omp_wake_team(threads, ignored);
-  Executor ex{OmpAlgorithms{threads}};
-  body(ex);
+  const auto run = [&] {
+    OmpTeamSeen ignored;
+    omp_wake_team(threads, ignored);
+    Executor ex{OmpAlgorithms{threads}};
+    body(ex);
+  };
+#if defined(__clang__)
+  on_own_stack(omp_stack_bytes, run);
+#else
+  run();
+#endif
 }
 #endif
 
@@ -822,6 +887,13 @@ Result run_algo(const AlgoParams& p) {
   // Where an OpenMP team of each size ran, for the openmp rows' notes.
   std::map<int, OmpTeamSeen> omp_teams;
 #ifdef WEFT_HAVE_OPENMP
+#if defined(__clang__)
+  omp_stack_bytes = kOmpStackBase + static_cast<std::size_t>(p.n) * sizeof(std::int64_t);
+  if (std::find(p.variants.begin(), p.variants.end(), "openmp") != p.variants.end())
+    r.notes.push_back("openmp ran from a thread with a " + std::to_string(omp_stack_bytes >> 20) +
+                      " MB stack: clang's omp scan keeps one element per iteration on the stack of the thread "
+                      "that starts the loop");
+#endif
   if (std::find(p.variants.begin(), p.variants.end(), "openmp") != p.variants.end())
     for (int t : workers) omp_wake_team(t, omp_teams[t]);
 #endif
