@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 WEFT := build/release/tools/weft/weft
 REPORT_ARGS ?=
 
-.PHONY: all deps release debug asan tsan clang-release clang-asan clang-tsan report test test-release test-tsan test-asan test-clang install-test clean
+.PHONY: all deps release debug asan tsan clang-release clang-asan clang-tsan report test test-release test-tsan test-asan test-clang install-test package clean
 
 all: release
 
@@ -18,7 +18,11 @@ release debug asan tsan clang-release clang-asan clang-tsan: deps
 
 # weft-report/ is this target's own output directory, so it is refreshed
 # (--force removes only the files an earlier report wrote there).
-report: release
+# It builds only the CLI (and the library and experiments it links), not the
+# tests, benchmarks and examples a full `make release` compiles.
+report: deps
+	cmake --preset release
+	cmake --build --preset release -j $(JOBS) --target weft-cli
 	$(WEFT) report --out weft-report --force $(REPORT_ARGS)
 
 test: test-release install-test test-tsan test-asan
@@ -45,6 +49,11 @@ test-clang: clang-release clang-tsan
 # through pkg-config.
 install-test: release
 	tests/install/run.sh build/release
+
+# Debian packages (cmake/Package.cmake): libweft-dev and weft, written to
+# build/release/packages/. `apt-get install ./build/release/packages/*.deb`.
+package: release
+	cd build/release && cpack -G DEB
 
 clean:
 	rm -rf build
