@@ -10,6 +10,7 @@ namespace weft::xp {
 
 namespace detail {
 extern const char* const kPublishedJson;
+extern const char* const kWeftCommit;  // commit.cpp, cmake/CommitStamp.cmake
 }
 
 Stats summarize(std::vector<double> samples) {
@@ -148,6 +149,7 @@ nlohmann::json machine_context() {
   if (uname(&u) == 0) m["kernel"] = std::string(u.sysname) + " " + u.release;
   m["compiler"] = WEFT_COMPILER;
   m["weft_version"] = WEFT_VERSION;
+  m["weft_commit"] = detail::kWeftCommit;
   return m;
 }
 

@@ -23,6 +23,7 @@
 #include "cmd_trace.hpp"
 #include "report_files.hpp"
 #include "report_html.hpp"
+#include "report_markdown.hpp"
 #include "weft/harness/process.hpp"
 #include "weft/sync/wait_options.hpp"
 #include "weft/topo/topology.hpp"
@@ -53,6 +54,7 @@ struct ReportOptions {
   bool json = false;
   std::string out = "weft-report";
   std::string results;
+  std::string markdown_from;
   std::vector<std::string> only;
 };
 
@@ -319,7 +321,29 @@ PlotOutcome draw_plots(const fs::path& dir) {
   return p;
 }
 
+// --markdown-from: the README's results table from a results.json; runs
+// nothing.
+void print_markdown(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw UsageError(fmt::format("--markdown-from: cannot read {}", file));
+  nlohmann::json results;
+  try {
+    results = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--markdown-from: {} is not JSON: {}", file, e.what()));
+  }
+  std::string text;
+  try {
+    text = results_markdown(results);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--markdown-from: {}: {}", file, e.what()));
+  }
+  if (validate_only()) return;
+  std::cout << text;
+}
+
 void run_report(const ReportOptions& o) {
+  if (!o.markdown_from.empty()) return print_markdown(o.markdown_from);
   if (o.quick && o.full) throw UsageError("--quick and --full exclude each other");
   const Level level = o.quick ? Level::quick : o.full ? Level::full : Level::standard;
   std::vector<std::string> only;
@@ -408,6 +432,8 @@ const Register reg{{
       sub->add_option("--only", o->only, "Run only these experiments, comma list (default all)");
       sub->add_flag("--json", o->json, "Also print results.json on stdout (instead of the tables)");
       sub->add_option("--results", o->results, "Also write results.json to this file");
+      sub->add_option("--markdown-from", o->markdown_from,
+                      "Run nothing: print the README's results table from this results.json");
       sub->callback([o] { run_report(*o); });
     },
     nullptr,

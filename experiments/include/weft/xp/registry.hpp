@@ -31,6 +31,9 @@ struct Experiment {
   // The subcommand's arguments per Level: its sizes, parsed and checked by
   // the subcommand itself (empty: its defaults).
   std::array<std::string, 3> args{};
+  // The metrics the README's results table shows, one line per workload
+  // (`weft report --markdown-from`); empty: the table leaves it out.
+  std::vector<std::string> headlines{};
   double seconds_at(Level level) const noexcept { return seconds[static_cast<std::size_t>(level)]; }
   const std::string& args_at(Level level) const noexcept { return args[static_cast<std::size_t>(level)]; }
 };
@@ -42,7 +45,8 @@ const std::vector<Experiment>& experiments();
 const Experiment* find_experiment(std::string_view name);
 
 // results.json's "registry": [{name, article (or null), title, summary,
-// seconds: {quick, default, full}, args: {quick, default, full}, figures}],
+// seconds: {quick, default, full}, args: {quick, default, full}, figures,
+// headlines}],
 // in page order.
 nlohmann::json registry_json();
 
