@@ -57,14 +57,15 @@ TEST(ReadmeTable, GoalsCarryAVerdict) {
       {"variant": "serial", "metric": "ms", "workload": "reduce", "measured": true,
        "median": 4.0, "min": 4.0, "max": 4.0, "unit": "ms"}],
      "ratios": [{"what": "a", "value": 0.5, "goal": "<= 1.0"}, {"what": "b", "value": 0.5, "goal": ">= 1.0"},
-                {"what": "c", "value": 0.5, "goal": ""}]}]})";
+                {"what": "c", "value": 0.5, "goal": ""}, {"what": "d", "value": 0.5, "goal": "< 1.0"}]}]})";
   const CliRun r = run_cli("report --markdown-from " + file);
   ASSERT_EQ(r.status, 0) << r;
   EXPECT_NE(r.out.find("on Test CPU, 2 CPUs"), std::string::npos) << r;
-  EXPECT_NE(r.out.find("| algo | reduce: ms, 2 threads, ms | weft 2 (1.5–2.5) | tbb 3, serial 4 |"), std::string::npos)
+  EXPECT_NE(r.out.find("| algo | reduce: ms, 2 threads, ms | weft 2.00 (1.50–2.50) | tbb 3.00, serial 4.00 |"), std::string::npos)
       << r;
-  EXPECT_NE(r.out.find("| algo | a | 0.5 | <= 1.0 | met |"), std::string::npos) << r;
-  EXPECT_NE(r.out.find("| algo | b | 0.5 | >= 1.0 | missed |"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("| algo | a | 0.500 | <= 1.0 | met |"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("| algo | b | 0.500 | >= 1.0 | missed |"), std::string::npos) << r;
+  EXPECT_NE(r.out.find("| algo | d | 0.500 | < 1.0 | met |"), std::string::npos) << r;
   EXPECT_EQ(r.out.find("| algo | c |"), std::string::npos) << "a comparison without a goal is not a goal\n" << r;
 }
 

@@ -17,14 +17,14 @@ namespace {
 // Three significant digits, thousands grouped, millions as "M".
 std::string number(double v) {
   const double a = std::fabs(v);
-  if (a >= 1e6) return fmt::format("{:.3g} M", v / 1e6);
+  if (a >= 1e6) return fmt::format("{:#.3g} M", v / 1e6);
   if (a >= 1000) {
     std::string s = fmt::format("{:.0f}", v);
     for (int i = static_cast<int>(s.size()) - 3; i > (v < 0 ? 1 : 0); i -= 3) s.insert(static_cast<std::size_t>(i), ",");
     return s;
   }
   if (a >= 100) return fmt::format("{:.0f}", v);
-  return fmt::format("{:.3g}", v);
+  return fmt::format("{:#.3g}", v);
 }
 
 bool is_weft(const std::string& variant) { return variant.rfind("weft", 0) == 0; }
@@ -83,9 +83,17 @@ std::string verdict(const nlohmann::json& ratio) {
   if (ratio.contains("met") && ratio.at("met").is_boolean()) return ratio.at("met").get<bool>() ? "met" : "missed";
   const std::string goal = ratio.value("goal", "");
   const double v = ratio.value("value", 0.0);
-  if (goal.size() > 3 && (goal.rfind(">= ", 0) == 0 || goal.rfind("<= ", 0) == 0)) {
-    const double x = std::stod(goal.substr(3));
-    return (goal[0] == '>' ? v >= x : v <= x) ? "met" : "missed";
+  for (const char* op : {">= ", "<= ", "> ", "< "}) {
+    const std::string o = op;
+    if (goal.rfind(o, 0) != 0) continue;
+    double x = 0;
+    try {
+      x = std::stod(goal.substr(o.size()));
+    } catch (const std::exception&) {
+      return "–";
+    }
+    const bool met = o == ">= " ? v >= x : o == "<= " ? v <= x : o == "> " ? v > x : v < x;
+    return met ? "met" : "missed";
   }
   return "–";
 }
