@@ -14,6 +14,7 @@ packages=(
   libmimalloc-dev libjemalloc-dev         # peers in the allocator experiment
   python3 python3-matplotlib              # plots for the report
   spin                                    # model checks of the protocols
+  doxygen                                 # the API reference (make docs)
   openmpi-bin libopenmpi-dev              # the MPI test and example (weft under mpirun)
 )
 

@@ -1,4 +1,5 @@
-// weft/weft.hpp — the umbrella header: every public layer of weft.
+/// @file
+/// weft/weft.hpp — the umbrella header: every public layer of weft.
 #pragma once
 
 #include "weft/error.hpp"

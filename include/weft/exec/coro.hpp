@@ -1,55 +1,56 @@
-// weft/exec/coro.hpp — C++20 coroutine tasks on the pool.
-//
-//   weft::Task<int> leaf(int x) { co_return x * 2; }
-//   weft::Task<int> work(weft::ThreadPool& pool) {
-//     co_await pool.schedule();                          // now on a worker
-//     int a = co_await leaf(1);                          // a child, in place
-//     int b = co_await pool.submit([] { return 3; });    // a Future, no thread blocked
-//     auto [c, d] = co_await weft::when_all(leaf(2), leaf(3));  // in parallel
-//     co_return a + b + c + d;
-//   }
-//   int v = weft::sync_wait(work(pool));           // from any thread
-//   weft::Future<int> f = pool.spawn(work(pool));  // or started on the pool
-//
-// A Task<T> is lazy and move-only: nothing runs until it is awaited,
-// spawned or sync_wait()ed, and destroying one that never started destroys
-// its frame without running it. It is started at most once.
-//
-// Inside a task:
-// * co_await pool.schedule() suspends and queues the coroutine's resumption
-//   on `pool` (a worker's own deque from one of its workers); it throws
-//   std::runtime_error from outside a pool that is shut down, as post() does.
-// * co_await future (a weft::Future<U>) suspends without blocking a thread:
-//   the future's completion queues the resumption on the future's pool, and
-//   a future already done resumes at once. The result is get(): the value,
-//   the task's exception, or weft::cancelled. A future whose pool was shut
-//   down before the resumption could be queued resumes it on the thread
-//   that completed it.
-// * co_await task runs the child on this thread at once and resumes the
-//   awaiter when it finishes, both by symmetric transfer (through a
-//   per-thread loop, detail/exec/promise.hpp, not the compiler's tail
-//   call): a chain of 10^6 nested awaits, or a loop of 10^6 awaits of
-//   children that finish at once, runs in constant stack in every build.
-//   Its exception is rethrown in the awaiter.
-// * co_await weft::when_all(tasks...) (or a vector of tasks) starts every
-//   child but the first on the pool of the calling worker (the default pool
-//   outside one), runs the first in place, and resumes the awaiter on the
-//   thread of the last to finish, with the values in order (std::monostate
-//   for Task<void>; a vector, or nothing for void, from the vector form).
-//   Every child runs to its end; the first failure by position is rethrown.
-// * co_await weft::current_stop_token() returns the token the task was
-//   given by set_stop_token(), else its awaiter's (children inherit it).
-//   Nothing stops a task by force: it reads the token and returns.
-//
-// pool.spawn(task) queues the task's start on the pool and returns the
-// future of its result; cancel() on that future before the task starts
-// destroys its frame unrun. sync_wait(task) starts the task on the calling
-// thread and waits for its result: on a worker it runs other queued tasks
-// meanwhile, so it cannot deadlock on a pool of one worker; elsewhere it
-// spins, then sleeps (Future::get()).
-//
-// Frames come from weft's per-thread PoolResource; the state machines are
-// in docs/design/coroutines.md.
+/// @file
+/// weft/exec/coro.hpp — C++20 coroutine tasks on the pool.
+///
+///   weft::Task<int> leaf(int x) { co_return x * 2; }
+///   weft::Task<int> work(weft::ThreadPool& pool) {
+///     co_await pool.schedule();                          // now on a worker
+///     int a = co_await leaf(1);                          // a child, in place
+///     int b = co_await pool.submit([] { return 3; });    // a Future, no thread blocked
+///     auto [c, d] = co_await weft::when_all(leaf(2), leaf(3));  // in parallel
+///     co_return a + b + c + d;
+///   }
+///   int v = weft::sync_wait(work(pool));           // from any thread
+///   weft::Future<int> f = pool.spawn(work(pool));  // or started on the pool
+///
+/// A Task<T> is lazy and move-only: nothing runs until it is awaited,
+/// spawned or sync_wait()ed, and destroying one that never started destroys
+/// its frame without running it. It is started at most once.
+///
+/// Inside a task:
+/// * co_await pool.schedule() suspends and queues the coroutine's resumption
+///   on `pool` (a worker's own deque from one of its workers); it throws
+///   std::runtime_error from outside a pool that is shut down, as post() does.
+/// * co_await future (a `weft::Future<U>`) suspends without blocking a thread:
+///   the future's completion queues the resumption on the future's pool, and
+///   a future already done resumes at once. The result is get(): the value,
+///   the task's exception, or weft::cancelled. A future whose pool was shut
+///   down before the resumption could be queued resumes it on the thread
+///   that completed it.
+/// * co_await task runs the child on this thread at once and resumes the
+///   awaiter when it finishes, both by symmetric transfer (through a
+///   per-thread loop, detail/exec/promise.hpp, not the compiler's tail
+///   call): a chain of 10^6 nested awaits, or a loop of 10^6 awaits of
+///   children that finish at once, runs in constant stack in every build.
+///   Its exception is rethrown in the awaiter.
+/// * co_await weft::when_all(tasks...) (or a vector of tasks) starts every
+///   child but the first on the pool of the calling worker (the default pool
+///   outside one), runs the first in place, and resumes the awaiter on the
+///   thread of the last to finish, with the values in order (std::monostate
+///   for Task<void>; a vector, or nothing for void, from the vector form).
+///   Every child runs to its end; the first failure by position is rethrown.
+/// * co_await weft::current_stop_token() returns the token the task was
+///   given by set_stop_token(), else its awaiter's (children inherit it).
+///   Nothing stops a task by force: it reads the token and returns.
+///
+/// pool.spawn(task) queues the task's start on the pool and returns the
+/// future of its result; cancel() on that future before the task starts
+/// destroys its frame unrun. sync_wait(task) starts the task on the calling
+/// thread and waits for its result: on a worker it runs other queued tasks
+/// meanwhile, so it cannot deadlock on a pool of one worker; elsewhere it
+/// spins, then sleeps (Future::get()).
+///
+/// Frames come from weft's per-thread PoolResource; the state machines are
+/// in docs/design/coroutines.md.
 #pragma once
 
 #include <atomic>
@@ -73,11 +74,17 @@
 namespace weft {
 
 template <class T = void>
+/// A lazily started coroutine returning T: co_await it, when_all() it, or
+/// spawn()/sync_wait() it on a pool; this file's opening comment has the contract.
 class [[nodiscard]] Task {
  public:
+  /// The coroutine's promise (what makes a function returning Task a coroutine).
   using promise_type = detail::TaskPromise<T>;
 
+  /// An invalid task (valid() is false), to be assigned.
   Task() = default;
+  ///@{
+  /// Moves the coroutine's ownership; `o` becomes invalid.
   Task(Task&& o) noexcept : h_(std::exchange(o.h_, {})) {}
   Task& operator=(Task&& o) noexcept {
     if (this != &o) {
@@ -86,23 +93,30 @@ class [[nodiscard]] Task {
     }
     return *this;
   }
+  ///@}
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
   ~Task() { reset(); }
 
-  // False for a moved-from or default-constructed task.
+  /// False for a moved-from or default-constructed task.
   [[nodiscard]] bool valid() const noexcept { return static_cast<bool>(h_); }
 
-  // The token the task reads with co_await current_stop_token(). Set it
-  // before the task starts.
-  // Throws std::invalid_argument on a task that is not valid().
+  /// The token the task reads with co_await current_stop_token(). Set it
+  /// before the task starts.
+  /// Throws std::invalid_argument on a task that is not valid().
   void set_stop_token(std::stop_token stop) {
     if (!h_) throw std::invalid_argument("weft::Task::set_stop_token: the task is not valid");
     h_.promise().stop_ = std::move(stop);
   }
 
+  /// What co_await on a Task suspends on: starts the child and resumes the
+  /// awaiting coroutine with its result.
   struct Awaiter {
-    std::coroutine_handle<promise_type> child;
+    std::coroutine_handle<promise_type> child;  ///< the awaited coroutine
+    ///@{
+    /// The awaiter protocol: throws std::invalid_argument for an invalid
+    /// task, never ready at once, starts the child by symmetric transfer,
+    /// then yields the child's result (or rethrows its exception).
     bool await_ready() const {
       if (!child) throw std::invalid_argument("weft::Task: co_await on a task that is not valid");
       return false;
@@ -114,10 +128,13 @@ class [[nodiscard]] Task {
       detail::transfer(child);
     }
     T await_resume() { return child.promise().result_.take(); }
+    ///@}
   };
-  // The child is started by the co_await and destroyed with this Task.
+  ///@{
+  /// The child is started by the co_await and destroyed with this Task.
   Awaiter operator co_await() & noexcept { return Awaiter{h_}; }
   Awaiter operator co_await() && noexcept { return Awaiter{h_}; }
+  ///@}
 
  private:
   friend struct detail::TaskAccess;
@@ -129,6 +146,7 @@ class [[nodiscard]] Task {
   std::coroutine_handle<promise_type> h_;
 };
 
+/// @cond internal
 namespace detail {
 
 template <class T>
@@ -307,8 +325,10 @@ struct JoinVector {
 };
 
 }  // namespace detail
+/// @endcond
 
-// co_await on a weft::Future<U>: see the header comment.
+///@{
+/// co_await on a `weft::Future<U>`: see the header comment.
 template <class U>
 detail::FutureAwaiter<U> operator co_await(Future<U>& f) noexcept {
   return detail::FutureAwaiter<U>(f);
@@ -317,12 +337,14 @@ template <class U>
 detail::FutureAwaiter<U> operator co_await(Future<U>&& f) noexcept {
   return detail::FutureAwaiter<U>(f);
 }
+///@}
 
-// Inside a Task: co_await current_stop_token() gives the task's stop token.
+/// Inside a Task: co_await current_stop_token() gives the task's stop token.
 inline detail::StopTokenAwaiter current_stop_token() noexcept { return {}; }
 
-// co_await when_all(tasks...): the children in parallel; see above.
-// Invalid tasks throw std::invalid_argument.
+///@{
+/// co_await when_all(tasks...): the children in parallel; see above.
+/// Invalid tasks throw std::invalid_argument.
 template <class T, class... Ts>
 detail::JoinTuple<T, Ts...> when_all(Task<T> first, Task<Ts>... rest) {
   if (!first.valid() || !(rest.valid() && ...)) throw std::invalid_argument("weft::when_all: a task is not valid");
@@ -335,6 +357,7 @@ detail::JoinVector<T> when_all(std::vector<Task<T>> tasks) {
       throw std::invalid_argument("weft::when_all: task " + std::to_string(i) + " is not valid");
   return {std::move(tasks), {}, {}};
 }
+///@}
 
 inline detail::ScheduleAwaiter ThreadPool::schedule() noexcept { return detail::ScheduleAwaiter(this); }
 
@@ -348,8 +371,8 @@ Future<T> ThreadPool::spawn(Task<T> task) {
   return fut;
 }
 
-// Runs `task` to completion from any thread and returns its value (or
-// rethrows its exception); see the header comment.
+/// Runs `task` to completion from any thread and returns its value (or
+/// rethrows its exception); see the header comment.
 template <class T>
 T sync_wait(Task<T> task) {
   if (!task.valid()) throw std::invalid_argument("weft::sync_wait: the task is not valid");

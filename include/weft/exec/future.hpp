@@ -1,89 +1,90 @@
-// weft/exec/future.hpp — the result of ThreadPool::submit.
-//
-// A Future<T> is move-only and shares one allocation with its task (the
-// callable, the result and a 32-bit state word live together), so submit()
-// costs one pool-allocated block, not a task plus a std::promise state.
-//
-// get() returns the value (or rethrows the task's exception) once; after it
-// the future is no longer valid(). wait()/wait_for() only wait.
-//
-// A wait that finds the task not yet started runs it in place, on the
-// waiting thread (like oneTBB's task_group::wait): a submit followed at once
-// by get() then costs a function call, not a cross-thread round trip, and a
-// pool of one worker cannot deadlock on nested submit+get.
-// A wait on a worker thread runs other queued tasks while the result is not
-// ready; elsewhere it spins within WaitOptions and then sleeps on a futex.
-//
-// Destroying a Future does not wait: the task still runs and its result is
-// dropped (its exception too; use get() to see it).
-//
-// cancel() stops a task that has not started: it will never run, its
-// callable is destroyed at once, and get() throws weft::cancelled. It
-// returns false (and changes nothing) when the task is running or done.
-// Whatever the race with a worker taking the task, exactly one of "ran"
-// and "cancelled" happens: both begin with the same compare-exchange from
-// Pending, and only its winner goes on.
-//
-// then(f) consumes the future and returns the future of f(value) (f() for
-// Future<void>), run as a task on the same pool once the value is ready, or
-// submitted at once if it already is. If the antecedent threw (or was
-// cancelled), f is not called and the continued future rethrows that
-// exception: f takes the value, never a future (oneTBB's and folly's
-// choice; it keeps f free of error handling, and a chain stops at the first
-// failure). The continuation's task is one block holding f, the consumed
-// antecedent and the hook the antecedent fires: no allocation besides it.
-// A continued future can be cancelled like any other until f starts; a
-// continuation whose pool was shut down before it could run is cancelled.
-// The pool must outlive the continuations it is to run, as it must
-// outlive what is submitted to it.
-// when_all and when_any (weft/exec/when_all.hpp) build on the same hook.
-//
-// Memory ordering: everything the task did happens before get(), wait() or
-// ready() returning true in the waiting thread, and before a continuation
-// attached to it runs.
-//
-// State word:
-//
-//   bits 0-1   kPending (not started), kClaimed (running), kReady (done),
-//              kCancelled (done, never ran)
-//   bit 2      kWaiter: some thread may sleep on the word
-//   bit 3      kContinuation: `next` holds a continuation to fire once done
-//   bit 4      kBlocked: a continuation or when_all/when_any node whose
-//              inputs are not all done; no waiter may claim it
-//
-//   transition                by                               how
-//   Pending -> Claimed        the worker that pops it, or a    compare-exchange (one wins;
-//                             waiter running it in place       the loser leaves it alone);
-//                                                              refused while kBlocked
-//   Pending -> Claimed        cancel(), or a continuation's    the same compare-exchange (one
-//     -> Cancelled            push refused by a shut-down pool wins); the winner destroys the
-//                                                              callable, stores weft::cancelled as
-//                                                              the error, then exchanges in
-//                                                              kCancelled and wakes/fires as above
-//   Claimed -> Ready          the thread that ran it           exchange; futex wake if kWaiter was
-//                                                              set, fire `next` if kContinuation
-//   kBlocked cleared          the antecedent's continuation    fetch_and; then push the task if
-//                                                              still Pending, else drop it (a
-//                                                              cancel() claimed it)
-//   not done |= kContinuation attach(): then(), when_all,      compare-exchange after writing
-//                             when_any, a coroutine awaiter    `next`; fails once done, and the
-//                                                              attacher goes on at once instead
-//   not done |= kWaiter       a waiter about to sleep          compare-exchange, then futex wait
-//
-// tests/model/future.pml checks cancel, claim, attach and complete racing
-// on this word: exactly one of "ran" and "cancelled", the continuation
-// fired exactly once and only after the result (docs/design/futures.md).
-//
-// The continuation hook (for weft's own awaiters): a detail::Continuation
-// attached with detail::FutureLink::state(f)->attach(&c) is fired exactly
-// once, on the thread that completes (or cancels) the future, right after
-// the result is published; attach() returns false instead when the future
-// is already done, and then never fires it. A coroutine's awaiter embeds a
-// Continuation whose fire() pushes the coroutine's resumption to the pool;
-// await_suspend returns attach()'s result (false: resume at once, without
-// suspending), await_resume calls get(). Nothing blocks, and the wake-up
-// cannot be lost: the attach and the completion meet on the state word.
-// One continuation per future.
+/// @file
+/// weft/exec/future.hpp — the result of ThreadPool::submit.
+///
+/// A Future<T> is move-only and shares one allocation with its task (the
+/// callable, the result and a 32-bit state word live together), so submit()
+/// costs one pool-allocated block, not a task plus a std::promise state.
+///
+/// get() returns the value (or rethrows the task's exception) once; after it
+/// the future is no longer valid(). wait()/wait_for() only wait.
+///
+/// A wait that finds the task not yet started runs it in place, on the
+/// waiting thread (like oneTBB's task_group::wait): a submit followed at once
+/// by get() then costs a function call, not a cross-thread round trip, and a
+/// pool of one worker cannot deadlock on nested submit+get.
+/// A wait on a worker thread runs other queued tasks while the result is not
+/// ready; elsewhere it spins within WaitOptions and then sleeps on a futex.
+///
+/// Destroying a Future does not wait: the task still runs and its result is
+/// dropped (its exception too; use get() to see it).
+///
+/// cancel() stops a task that has not started: it will never run, its
+/// callable is destroyed at once, and get() throws weft::cancelled. It
+/// returns false (and changes nothing) when the task is running or done.
+/// Whatever the race with a worker taking the task, exactly one of "ran"
+/// and "cancelled" happens: both begin with the same compare-exchange from
+/// Pending, and only its winner goes on.
+///
+/// then(f) consumes the future and returns the future of f(value) (f() for
+/// Future<void>), run as a task on the same pool once the value is ready, or
+/// submitted at once if it already is. If the antecedent threw (or was
+/// cancelled), f is not called and the continued future rethrows that
+/// exception: f takes the value, never a future (oneTBB's and folly's
+/// choice; it keeps f free of error handling, and a chain stops at the first
+/// failure). The continuation's task is one block holding f, the consumed
+/// antecedent and the hook the antecedent fires: no allocation besides it.
+/// A continued future can be cancelled like any other until f starts; a
+/// continuation whose pool was shut down before it could run is cancelled.
+/// The pool must outlive the continuations it is to run, as it must
+/// outlive what is submitted to it.
+/// when_all and when_any (weft/exec/when_all.hpp) build on the same hook.
+///
+/// Memory ordering: everything the task did happens before get(), wait() or
+/// ready() returning true in the waiting thread, and before a continuation
+/// attached to it runs.
+///
+/// State word:
+///
+///   bits 0-1   kPending (not started), kClaimed (running), kReady (done),
+///              kCancelled (done, never ran)
+///   bit 2      kWaiter: some thread may sleep on the word
+///   bit 3      kContinuation: `next` holds a continuation to fire once done
+///   bit 4      kBlocked: a continuation or when_all/when_any node whose
+///              inputs are not all done; no waiter may claim it
+///
+///   transition                by                               how
+///   Pending -> Claimed        the worker that pops it, or a    compare-exchange (one wins;
+///                             waiter running it in place       the loser leaves it alone);
+///                                                              refused while kBlocked
+///   Pending -> Claimed        cancel(), or a continuation's    the same compare-exchange (one
+///     -> Cancelled            push refused by a shut-down pool wins); the winner destroys the
+///                                                              callable, stores weft::cancelled as
+///                                                              the error, then exchanges in
+///                                                              kCancelled and wakes/fires as above
+///   Claimed -> Ready          the thread that ran it           exchange; futex wake if kWaiter was
+///                                                              set, fire `next` if kContinuation
+///   kBlocked cleared          the antecedent's continuation    fetch_and; then push the task if
+///                                                              still Pending, else drop it (a
+///                                                              cancel() claimed it)
+///   not done |= kContinuation attach(): then(), when_all,      compare-exchange after writing
+///                             when_any, a coroutine awaiter    `next`; fails once done, and the
+///                                                              attacher goes on at once instead
+///   not done |= kWaiter       a waiter about to sleep          compare-exchange, then futex wait
+///
+/// tests/model/future.pml checks cancel, claim, attach and complete racing
+/// on this word: exactly one of "ran" and "cancelled", the continuation
+/// fired exactly once and only after the result (docs/design/futures.md).
+///
+/// The continuation hook (for weft's own awaiters): a detail::Continuation
+/// attached with detail::FutureLink::state(f)->attach(&c) is fired exactly
+/// once, on the thread that completes (or cancels) the future, right after
+/// the result is published; attach() returns false instead when the future
+/// is already done, and then never fires it. A coroutine's awaiter embeds a
+/// Continuation whose fire() pushes the coroutine's resumption to the pool;
+/// await_suspend returns attach()'s result (false: resume at once, without
+/// suspending), await_resume calls get(). Nothing blocks, and the wake-up
+/// cannot be lost: the attach and the completion meet on the state word.
+/// One continuation per future.
 #pragma once
 
 #include <atomic>
@@ -103,9 +104,11 @@
 
 namespace weft {
 
+/// @cond internal
 class ThreadPool;
 template <class T>
 class Future;
+/// @endcond
 
 namespace detail {
 
@@ -301,9 +304,14 @@ void FutureState<T>::wake_waiters() noexcept {
 }  // namespace detail
 
 template <class T>
+/// The result of a task on a pool: get() it once, or wait, cancel, or chain
+/// then(); this file's opening comment has the contract.
 class Future {
  public:
+  /// An invalid future (valid() is false), to be assigned.
   Future() = default;
+  ///@{
+  /// Moves the result's ownership; `o` becomes invalid.
   Future(Future&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
   Future& operator=(Future&& o) noexcept {
     if (this != &o) {
@@ -312,22 +320,27 @@ class Future {
     }
     return *this;
   }
+  ///@}
   Future(const Future&) = delete;
   Future& operator=(const Future&) = delete;
   ~Future() { reset(); }
 
+  /// Whether the future owns a result: false when default-built, moved
+  /// from, or after get() or then().
   [[nodiscard]] bool valid() const noexcept { return s_ != nullptr; }
 
-  // True once get() would not wait: the result is in, or the task was cancelled.
+  /// True once get() would not wait: the result is in, or the task was cancelled.
   // acquire: pairs with the completing exchange.
   [[nodiscard]] bool ready() const noexcept {
     check();
     return detail::FutureState<T>::is_ready(s_->state.load(std::memory_order_acquire));
   }
 
+  /// Waits until ready(): runs the task here if it has not started yet,
+  /// helps the pool when called on a worker, else spins, then sleeps.
   void wait() const { wait_impl(true); }
 
-  // True if the result is ready within `timeout` (never runs the task in place).
+  /// True if the result is ready within `timeout` (never runs the task in place).
   template <class Rep, class Period>
   bool wait_for(std::chrono::duration<Rep, Period> timeout) const {
     check();
@@ -338,19 +351,19 @@ class Future {
                             false, ns);
   }
 
-  // The value, or the task's exception rethrown, or weft::cancelled.
-  // Leaves the future invalid.
+  /// The value, or the task's exception rethrown, or weft::cancelled.
+  /// Leaves the future invalid.
   T get() { return get_impl(true); }
 
-  // True if the task had not started: it never will, and get() throws
-  // weft::cancelled. False if it is running or done. The future stays valid.
+  /// True if the task had not started: it never will, and get() throws
+  /// weft::cancelled. False if it is running or done. The future stays valid.
   bool cancel() {
     check();
     return s_->cancel();
   }
 
-  // The future of f(value) (f() for Future<void>), run on the pool once
-  // this one is ready; see the header comment. Leaves this future invalid.
+  /// The future of f(value) (f() for Future<void>), run on the pool once
+  /// this one is ready; see the header comment. Leaves this future invalid.
   template <class F>
   auto then(F&& f) &&;
 
@@ -458,6 +471,7 @@ struct ThenTask final : FutureTask<U, Fn>, Continuation {
 
 }  // namespace detail
 
+/// @cond internal
 template <class T>
 template <class F>
 auto Future<T>::then(F&& f) && {
@@ -471,5 +485,6 @@ auto Future<T>::then(F&& f) && {
   if (!a->attach(task)) task->fire(task);
   return continued;
 }
+/// @endcond
 
 }  // namespace weft

@@ -1,43 +1,44 @@
-// weft/exec/parallel_find.hpp — the first element that satisfies a
-// predicate, searched in parallel.
-//
-//   auto it = weft::parallel_find_if(pool, v.begin(), v.end(), [](int x) { return x < 0; });
-//   bool any = weft::parallel_any_of(pool, v.begin(), v.end(), is_bad);
-//   auto at = weft::parallel_find_if(pool, v.begin(), v.end(), is_bad, stop);   // stoppable
-//
-// The answer is std::find_if's: the first match in order, or last. The
-// search stops early: searchers (the pool's workers and the calling thread)
-// claim blocks in increasing order from one shared cursor, and give up as
-// soon as a match is known before the position they would look at next. So
-// an early match costs few predicate calls whatever the length: blocks
-// start at kFindMinBlock elements and grow with their position (about
-// 1/16 of it, up to kFindMaxBlock), which bounds the calls made beyond a
-// match at index m by about searchers * (kFindMinBlock + m / 16), while a
-// long search pays one claim per block. Within a block a searcher checks
-// the best match known once per step of kFindStep (256) elements, so it
-// stops at most a step after a match before its position is published;
-// as kFindStep <= kFindMinBlock, the bound above stays.
-//
-// Exceptions: a predicate that throws for element i counts as a "match" at
-// i; if the first match in order is such an element, its exception reaches
-// the caller, exactly as std::find_if would have thrown it (the serial
-// search would have stopped there), and if a real match comes first the
-// exception is dropped. The pool stays usable. A call from inside a pool
-// task works, even on one worker.
-//
-// Stopping: both take an optional std::stop_token last. A chunk is a
-// block: once a stop is requested no searcher claims another one, and the
-// blocks already claimed are searched to their end (or to a known earlier
-// match). Blocks are claimed in order, so everything before the first
-// skipped block was searched: a match found there is std::find_if's
-// answer, and is returned (any_of: true) even though the search stopped.
-// Only when no match was found and a block was skipped is the answer
-// unknown: the call throws weft::cancelled. A token already stopped
-// searches nothing (so throws, unless the range is empty: last).
-//
-// Memory ordering: the cursor and the best index are relaxed; each is one
-// word whose value alone matters, and the result is read after the group's
-// wait(), which orders every searcher's writes before it.
+/// @file
+/// weft/exec/parallel_find.hpp — the first element that satisfies a
+/// predicate, searched in parallel.
+///
+///   auto it = weft::parallel_find_if(pool, v.begin(), v.end(), [](int x) { return x < 0; });
+///   bool any = weft::parallel_any_of(pool, v.begin(), v.end(), is_bad);
+///   auto at = weft::parallel_find_if(pool, v.begin(), v.end(), is_bad, stop);   // stoppable
+///
+/// The answer is std::find_if's: the first match in order, or last. The
+/// search stops early: searchers (the pool's workers and the calling thread)
+/// claim blocks in increasing order from one shared cursor, and give up as
+/// soon as a match is known before the position they would look at next. So
+/// an early match costs few predicate calls whatever the length: blocks
+/// start at kFindMinBlock elements and grow with their position (about
+/// 1/16 of it, up to kFindMaxBlock), which bounds the calls made beyond a
+/// match at index m by about searchers * (kFindMinBlock + m / 16), while a
+/// long search pays one claim per block. Within a block a searcher checks
+/// the best match known once per step of kFindStep (256) elements, so it
+/// stops at most a step after a match before its position is published;
+/// as kFindStep <= kFindMinBlock, the bound above stays.
+///
+/// Exceptions: a predicate that throws for element i counts as a "match" at
+/// i; if the first match in order is such an element, its exception reaches
+/// the caller, exactly as std::find_if would have thrown it (the serial
+/// search would have stopped there), and if a real match comes first the
+/// exception is dropped. The pool stays usable. A call from inside a pool
+/// task works, even on one worker.
+///
+/// Stopping: both take an optional std::stop_token last. A chunk is a
+/// block: once a stop is requested no searcher claims another one, and the
+/// blocks already claimed are searched to their end (or to a known earlier
+/// match). Blocks are claimed in order, so everything before the first
+/// skipped block was searched: a match found there is std::find_if's
+/// answer, and is returned (any_of: true) even though the search stopped.
+/// Only when no match was found and a block was skipped is the answer
+/// unknown: the call throws weft::cancelled. A token already stopped
+/// searches nothing (so throws, unless the range is empty: last).
+///
+/// Memory ordering: the cursor and the best index are relaxed; each is one
+/// word whose value alone matters, and the result is read after the group's
+/// wait(), which orders every searcher's writes before it.
 #pragma once
 
 #include <algorithm>
@@ -160,6 +161,9 @@ It find_if_here(ThreadPool& pool, It first, It last, Pred& pred, std::stop_token
 
 }  // namespace detail
 
+/// The first element in order for which pred is true, or `last`, searched
+/// in parallel (std::find_if's answer; this file's opening comment has the
+/// early exit, exceptions and stopping).
 template <std::random_access_iterator It, class Pred>
 It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred, std::stop_token stop = {}) {
   if (!(first < last)) return last;
@@ -167,12 +171,13 @@ It parallel_find_if(ThreadPool& pool, It first, It last, Pred pred, std::stop_to
   return detail::on_workers(pool, [&] { return detail::find_if_here(pool, first, last, pred, std::move(stop)); });
 }
 
+/// Whether pred is true for some element: parallel_find_if(...) != last.
 template <std::random_access_iterator It, class Pred>
 bool parallel_any_of(ThreadPool& pool, It first, It last, Pred pred, std::stop_token stop = {}) {
   return parallel_find_if(pool, first, last, std::move(pred), std::move(stop)) != last;
 }
 
-// The same on default_pool().
+/// The same on default_pool().
 WEFT_ON_DEFAULT_POOL(parallel_find_if)
 WEFT_ON_DEFAULT_POOL(parallel_any_of)
 

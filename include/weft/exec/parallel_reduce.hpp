@@ -1,55 +1,56 @@
-// weft/exec/parallel_reduce.hpp — reduce a range in parallel.
-//
-//   double s = weft::parallel_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{});
-//   double q = weft::parallel_transform_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{},
-//                                              [](double x) { return x * x; });
-//   // index space, no iterators: body(lo, hi) reduces [lo, hi) itself
-//   long c = weft::parallel_reduce(pool, 0L, n, 0L, std::plus<>{},
-//                                  [&](long lo, long hi) { return count_in(lo, hi); });
-//   double t = weft::parallel_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{}, stop);  // stoppable
-//
-// The range is halved recursively down to the grain (the most elements a
-// leaf holds); the two halves run in parallel (parallel_invoke: the left
-// one on this thread, the right one offered to idle workers) and their
-// results combine as op(left, right). A leaf folds blocks of 8 elements,
-// each a balanced tree b = op(op(op(t0, t1), op(t2, t3)), op(op(t4, t5),
-// op(t6, t7))), from left to right: op(op(b0, b1), b2)..., then the leftover
-// elements (fewer than 8) one by one, op(acc, t(x)); a leaf shorter than 8
-// is a plain left fold from its first element. The blocks' inner
-// combinations do not wait on the running total, so the CPU overlaps them
-// (a plain left fold waits on one op per element). In the index form a
-// leaf is the body's result. init is combined once, at the root: op(init, tree).
-// `op` must be associative (as for std::reduce); it need not be commutative,
-// since operands are never swapped.
-//
-// Determinism: for the same input, op, transform and grain, the result is
-// bitwise the same on every run, whatever the number of workers, the timing
-// or which thread stole what: the split tree depends only on the length of
-// the range and the grain, a leaf's blocks depend only on its length, and
-// every combination happens in tree order. So a floating-point sum gives
-// the same bits on 1 worker or 64 (not the bits of std::accumulate, whose
-// one long left fold is a different tree). This
-// costs nothing extra: the partial results live in the stack frames of the
-// recursion (no per-split allocation beyond the fork-join's task), and no
-// extra pass or buffer is needed. The default grain (grain = 0) is a
-// function of the length alone, for the same reason.
-//
-// Requirements: random-access iterators (halving must be O(1)); T is
-// move-constructible and move-assignable, constructible from transform's
-// result, and needs no default constructor.
-//
-// Exceptions from op, transform or body reach the caller, after every
-// running part has stopped; the pool stays usable. A call from inside a
-// pool task works (waits help run other tasks), even on one worker.
-//
-// Stopping: every form takes an optional std::stop_token last (after the
-// grain, if one is given). Once a stop is requested no new leaf starts and
-// no node splits further; running leaves finish. If any leaf was skipped
-// the call throws weft::cancelled (a partial result would be a silent
-// wrong answer); a stop that came after the last leaf started changes
-// nothing, and the result is returned. A token already stopped runs no
-// leaf. An empty range has no leaf: it returns init, stop or not. An
-// exception from op, transform or body takes precedence over cancelled.
+/// @file
+/// weft/exec/parallel_reduce.hpp — reduce a range in parallel.
+///
+///   double s = weft::parallel_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{});
+///   double q = weft::parallel_transform_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{},
+///                                              [](double x) { return x * x; });
+///   // index space, no iterators: body(lo, hi) reduces [lo, hi) itself
+///   long c = weft::parallel_reduce(pool, 0L, n, 0L, std::plus<>{},
+///                                  [&](long lo, long hi) { return count_in(lo, hi); });
+///   double t = weft::parallel_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{}, stop);  // stoppable
+///
+/// The range is halved recursively down to the grain (the most elements a
+/// leaf holds); the two halves run in parallel (parallel_invoke: the left
+/// one on this thread, the right one offered to idle workers) and their
+/// results combine as op(left, right). A leaf folds blocks of 8 elements,
+/// each a balanced tree b = op(op(op(t0, t1), op(t2, t3)), op(op(t4, t5),
+/// op(t6, t7))), from left to right: op(op(b0, b1), b2)..., then the leftover
+/// elements (fewer than 8) one by one, op(acc, t(x)); a leaf shorter than 8
+/// is a plain left fold from its first element. The blocks' inner
+/// combinations do not wait on the running total, so the CPU overlaps them
+/// (a plain left fold waits on one op per element). In the index form a
+/// leaf is the body's result. init is combined once, at the root: op(init, tree).
+/// `op` must be associative (as for std::reduce); it need not be commutative,
+/// since operands are never swapped.
+///
+/// Determinism: for the same input, op, transform and grain, the result is
+/// bitwise the same on every run, whatever the number of workers, the timing
+/// or which thread stole what: the split tree depends only on the length of
+/// the range and the grain, a leaf's blocks depend only on its length, and
+/// every combination happens in tree order. So a floating-point sum gives
+/// the same bits on 1 worker or 64 (not the bits of std::accumulate, whose
+/// one long left fold is a different tree). This
+/// costs nothing extra: the partial results live in the stack frames of the
+/// recursion (no per-split allocation beyond the fork-join's task), and no
+/// extra pass or buffer is needed. The default grain (grain = 0) is a
+/// function of the length alone, for the same reason.
+///
+/// Requirements: random-access iterators (halving must be O(1)); T is
+/// move-constructible and move-assignable, constructible from transform's
+/// result, and needs no default constructor.
+///
+/// Exceptions from op, transform or body reach the caller, after every
+/// running part has stopped; the pool stays usable. A call from inside a
+/// pool task works (waits help run other tasks), even on one worker.
+///
+/// Stopping: every form takes an optional std::stop_token last (after the
+/// grain, if one is given). Once a stop is requested no new leaf starts and
+/// no node splits further; running leaves finish. If any leaf was skipped
+/// the call throws weft::cancelled (a partial result would be a silent
+/// wrong answer); a stop that came after the last leaf started changes
+/// nothing, and the result is returned. A token already stopped runs no
+/// leaf. An empty range has no leaf: it returns init, stop or not. An
+/// exception from op, transform or body takes precedence over cancelled.
 #pragma once
 
 #include <concepts>
@@ -150,7 +151,8 @@ T reduce_root(ThreadPool& pool, std::size_t n, std::size_t grain, T init, Leaf& 
 
 }  // namespace detail
 
-// op(init, op(op(t(x0), t(x1)), ...)) in the fixed tree order described above.
+///@{
+/// op(init, op(op(t(x0), t(x1)), ...)) in the fixed tree order described above.
 template <std::random_access_iterator It, class T, class Reduce, class Transform>
 T parallel_transform_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, Transform transform,
                             std::size_t grain = 0, std::stop_token stop = {}) {
@@ -167,7 +169,10 @@ T parallel_transform_reduce(ThreadPool& pool, It first, It last, T init, Reduce 
   return parallel_transform_reduce(pool, first, last, std::move(init), std::move(reduce), std::move(transform), 0,
                                    std::move(stop));
 }
+///@}
 
+///@{
+/// op(init, op(op(x0, x1), ...)) in the fixed tree order described above.
 template <std::random_access_iterator It, class T, class Reduce>
 T parallel_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, std::size_t grain = 0,
                   std::stop_token stop = {}) {
@@ -178,9 +183,11 @@ template <std::random_access_iterator It, class T, class Reduce>
 T parallel_reduce(ThreadPool& pool, It first, It last, T init, Reduce reduce, std::stop_token stop) {
   return parallel_reduce(pool, first, last, std::move(init), std::move(reduce), 0, std::move(stop));
 }
+///@}
 
-// Index space: body(lo, hi) returns the reduction of [lo, hi), a sub-range
-// of at most `grain` indices; results combine as above.
+///@{
+/// Index space: body(lo, hi) returns the reduction of [lo, hi), a sub-range
+/// of at most `grain` indices; results combine as above.
 template <std::integral I, class T, class Reduce, class Body>
   requires std::invocable<Body&, I, I>
 T parallel_reduce(ThreadPool& pool, I first, I last, T init, Reduce reduce, Body body, std::size_t grain = 0,
@@ -197,8 +204,9 @@ template <std::integral I, class T, class Reduce, class Body>
 T parallel_reduce(ThreadPool& pool, I first, I last, T init, Reduce reduce, Body body, std::stop_token stop) {
   return parallel_reduce(pool, first, last, std::move(init), std::move(reduce), std::move(body), 0, std::move(stop));
 }
+///@}
 
-// The same on default_pool().
+/// The same on default_pool().
 WEFT_ON_DEFAULT_POOL(parallel_reduce)
 WEFT_ON_DEFAULT_POOL(parallel_transform_reduce)
 

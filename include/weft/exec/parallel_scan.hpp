@@ -1,37 +1,38 @@
-// weft/exec/parallel_scan.hpp — prefix sums in parallel.
-//
-//   weft::parallel_inclusive_scan(pool, in.begin(), in.end(), out.begin());            // + by default
-//   weft::parallel_exclusive_scan(pool, v.begin(), v.end(), v.begin(), 0L, op);        // in place
-//   weft::parallel_inclusive_scan(pool, in.begin(), in.end(), out.begin(), stop);      // stoppable
-//
-// The same results as std::inclusive_scan / std::exclusive_scan for an
-// associative op (the grouping differs, so floating-point results may
-// differ in the last bits from the serial ones). d_first == first (in
-// place) works; other overlaps do not. Both ranges are random-access.
-//
-// Design: two passes over p + 1 blocks, p = the pool's workers. Pass 1
-// scans block 0 outright while the others reduce blocks 1..p-1 to their
-// totals (block p's total is never needed); a serial fold of those p
-// totals gives each block its carry-in; pass 2 scans blocks 1..p from
-// their carries. Each pass is p parallel pieces of n/(p+1) elements, so
-// the span is 2n/(p+1): 1.5x the serial speed on 2 workers, (p+1)/2 on p.
-// More, smaller blocks would balance better but read the input more (a
-// reduced block is read twice, block 0 once); with p + 1 the extra work is
-// the least that still keeps every worker busy in both passes. Short
-// ranges (under two blocks of kScanMinBlock) and one-worker pools scan
-// serially.
-//
-// Exceptions from op (or the iterators) reach the caller after both passes'
-// running parts stop; the output is then partly written. A call from inside
-// a pool task works, even on one worker.
-//
-// Stopping: every form takes an optional std::stop_token last. A chunk is
-// one block of a pass (the whole range when it scans serially). Once a
-// stop is requested no new block starts; if one was skipped, pass 2 does
-// not start and the call throws weft::cancelled, with the output partly
-// written (some prefixes missing: a silent wrong answer otherwise). A stop
-// after the last block started changes nothing. An empty range returns
-// d_first, stop or not. An exception from op takes precedence.
+/// @file
+/// weft/exec/parallel_scan.hpp — prefix sums in parallel.
+///
+///   weft::parallel_inclusive_scan(pool, in.begin(), in.end(), out.begin());            // + by default
+///   weft::parallel_exclusive_scan(pool, v.begin(), v.end(), v.begin(), 0L, op);        // in place
+///   weft::parallel_inclusive_scan(pool, in.begin(), in.end(), out.begin(), stop);      // stoppable
+///
+/// The same results as std::inclusive_scan / std::exclusive_scan for an
+/// associative op (the grouping differs, so floating-point results may
+/// differ in the last bits from the serial ones). d_first == first (in
+/// place) works; other overlaps do not. Both ranges are random-access.
+///
+/// Design: two passes over p + 1 blocks, p = the pool's workers. Pass 1
+/// scans block 0 outright while the others reduce blocks 1..p-1 to their
+/// totals (block p's total is never needed); a serial fold of those p
+/// totals gives each block its carry-in; pass 2 scans blocks 1..p from
+/// their carries. Each pass is p parallel pieces of n/(p+1) elements, so
+/// the span is 2n/(p+1): 1.5x the serial speed on 2 workers, (p+1)/2 on p.
+/// More, smaller blocks would balance better but read the input more (a
+/// reduced block is read twice, block 0 once); with p + 1 the extra work is
+/// the least that still keeps every worker busy in both passes. Short
+/// ranges (under two blocks of kScanMinBlock) and one-worker pools scan
+/// serially.
+///
+/// Exceptions from op (or the iterators) reach the caller after both passes'
+/// running parts stop; the output is then partly written. A call from inside
+/// a pool task works, even on one worker.
+///
+/// Stopping: every form takes an optional std::stop_token last. A chunk is
+/// one block of a pass (the whole range when it scans serially). Once a
+/// stop is requested no new block starts; if one was skipped, pass 2 does
+/// not start and the call throws weft::cancelled, with the output partly
+/// written (some prefixes missing: a silent wrong answer otherwise). A stop
+/// after the last block started changes nothing. An empty range returns
+/// d_first, stop or not. An exception from op takes precedence.
 #pragma once
 
 #include <algorithm>
@@ -135,7 +136,8 @@ Out scan(ThreadPool& pool, It first, It last, Out d_first, std::optional<T> init
 
 }  // namespace detail
 
-// out[i] = x0 op x1 op ... op xi; returns d_first + (last - first).
+///@{
+/// out[i] = x0 op x1 op ... op xi; returns d_first + (last - first).
 template <std::random_access_iterator It, std::random_access_iterator Out, class Op = std::plus<>>
 Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, Op op = {}, std::stop_token stop = {}) {
   return detail::scan<false, std::iter_value_t<It>>(pool, first, last, d_first, std::nullopt, op, std::move(stop));
@@ -144,15 +146,17 @@ template <std::random_access_iterator It, std::random_access_iterator Out>
 Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, std::stop_token stop) {
   return parallel_inclusive_scan(pool, first, last, d_first, std::plus<>{}, std::move(stop));
 }
+///@}
 
-// out[i] = init op x0 op ... op xi.
+/// out[i] = init op x0 op ... op xi.
 template <std::random_access_iterator It, std::random_access_iterator Out, class Op, class T>
 Out parallel_inclusive_scan(ThreadPool& pool, It first, It last, Out d_first, Op op, T init,
                             std::stop_token stop = {}) {
   return detail::scan<false, T>(pool, first, last, d_first, std::optional<T>(std::move(init)), op, std::move(stop));
 }
 
-// out[i] = init op x0 op ... op x(i-1); out[0] = init.
+///@{
+/// out[i] = init op x0 op ... op x(i-1); out[0] = init.
 template <std::random_access_iterator It, std::random_access_iterator Out, class T, class Op = std::plus<>>
 Out parallel_exclusive_scan(ThreadPool& pool, It first, It last, Out d_first, T init, Op op = {},
                             std::stop_token stop = {}) {
@@ -162,8 +166,9 @@ template <std::random_access_iterator It, std::random_access_iterator Out, class
 Out parallel_exclusive_scan(ThreadPool& pool, It first, It last, Out d_first, T init, std::stop_token stop) {
   return parallel_exclusive_scan(pool, first, last, d_first, std::move(init), std::plus<>{}, std::move(stop));
 }
+///@}
 
-// The same on default_pool().
+/// The same on default_pool().
 WEFT_ON_DEFAULT_POOL(parallel_inclusive_scan)
 WEFT_ON_DEFAULT_POOL(parallel_exclusive_scan)
 

@@ -1,52 +1,53 @@
-// weft/exec/parallel_sort.hpp — sort and stable sort in parallel.
-//
-//   weft::parallel_sort(pool, v.begin(), v.end());
-//   weft::parallel_stable_sort(pool, v.begin(), v.end(), [](auto& a, auto& b) { return a.key < b.key; });
-//   weft::parallel_sort(pool, v.begin(), v.end(), std::less<>{}, stop);   // stoppable (comp optional)
-//
-// Random-access iterators; move-only elements are fine; comp is a strict
-// weak order (std::less<> by default). The results are those of std::sort
-// and std::stable_sort.
-//
-// parallel_sort: quicksort whose two sides of each partition run as
-// separate tasks, down to a cutoff where std::sort takes over. The pivot is
-// the median of three medians of three (Tukey's ninther), swapped to the
-// front and kept there while the rest is partitioned, so elements are only
-// ever swapped (never copied). Runs of keys equal to the pivot are handled
-// the pdqsort way: a range whose pivot equals the pivot before it (which
-// bounds every element of the range from below) is split into "equal to
-// it" (done) and "greater", so many duplicates cost O(n), not O(n^2). A
-// range that has split more than 2 log2(n) times goes to std::sort, which
-// bounds the worst case by O(n log n). The partition itself is serial, so
-// the top split costs one pass of n on one thread: on p workers the span
-// is about 2n + (n log n) / p comparisons, like oneTBB's parallel_sort.
-//
-// parallel_stable_sort: merge sort over a buffer of n elements (moved
-// into, never default-constructed). The range is halved to 2^L leaves, L
-// odd, so each leaf, sorted in place by std::stable_sort, moves its result
-// into the buffer, and merges alternate between buffer and range, ending
-// in the range. Both halves of a split and both halves of each large merge
-// (split at the larger run's middle, its partner found by binary search)
-// run in parallel. Ties keep their order: a merge takes from the left run
-// first.
-//
-// Exceptions from comp (or from moving elements) reach the caller once all
-// running tasks stop; the range then holds all its elements in some order
-// for parallel_sort, and unspecified (valid, moved-from) values for the
-// stable sort. The pool stays usable. A call from inside a pool task works,
-// even on one worker.
-//
-// Stopping: both take an optional std::stop_token last. A chunk is one
-// partition pass or one std::sort below the cutoff (parallel_sort); one
-// leaf's std::stable_sort or one merge of two runs, split or not
-// (parallel_stable_sort). Once a stop is requested no new chunk starts,
-// and if one was skipped the call throws weft::cancelled. The range then
-// holds all its elements, in some order: for the stable sort, a merge that
-// does not start moves its two runs back from the buffer if they are
-// there, so every element ends in the range. A stop after the last chunk
-// started changes nothing: the range is sorted. A range of fewer than 2
-// elements returns at once, stop or not. An exception from comp (or a
-// move) takes precedence over cancelled.
+/// @file
+/// weft/exec/parallel_sort.hpp — sort and stable sort in parallel.
+///
+///   weft::parallel_sort(pool, v.begin(), v.end());
+///   weft::parallel_stable_sort(pool, v.begin(), v.end(), [](auto& a, auto& b) { return a.key < b.key; });
+///   weft::parallel_sort(pool, v.begin(), v.end(), std::less<>{}, stop);   // stoppable (comp optional)
+///
+/// Random-access iterators; move-only elements are fine; comp is a strict
+/// weak order (std::less<> by default). The results are those of std::sort
+/// and std::stable_sort.
+///
+/// parallel_sort: quicksort whose two sides of each partition run as
+/// separate tasks, down to a cutoff where std::sort takes over. The pivot is
+/// the median of three medians of three (Tukey's ninther), swapped to the
+/// front and kept there while the rest is partitioned, so elements are only
+/// ever swapped (never copied). Runs of keys equal to the pivot are handled
+/// the pdqsort way: a range whose pivot equals the pivot before it (which
+/// bounds every element of the range from below) is split into "equal to
+/// it" (done) and "greater", so many duplicates cost O(n), not O(n^2). A
+/// range that has split more than 2 log2(n) times goes to std::sort, which
+/// bounds the worst case by O(n log n). The partition itself is serial, so
+/// the top split costs one pass of n on one thread: on p workers the span
+/// is about 2n + (n log n) / p comparisons, like oneTBB's parallel_sort.
+///
+/// parallel_stable_sort: merge sort over a buffer of n elements (moved
+/// into, never default-constructed). The range is halved to 2^L leaves, L
+/// odd, so each leaf, sorted in place by std::stable_sort, moves its result
+/// into the buffer, and merges alternate between buffer and range, ending
+/// in the range. Both halves of a split and both halves of each large merge
+/// (split at the larger run's middle, its partner found by binary search)
+/// run in parallel. Ties keep their order: a merge takes from the left run
+/// first.
+///
+/// Exceptions from comp (or from moving elements) reach the caller once all
+/// running tasks stop; the range then holds all its elements in some order
+/// for parallel_sort, and unspecified (valid, moved-from) values for the
+/// stable sort. The pool stays usable. A call from inside a pool task works,
+/// even on one worker.
+///
+/// Stopping: both take an optional std::stop_token last. A chunk is one
+/// partition pass or one std::sort below the cutoff (parallel_sort); one
+/// leaf's std::stable_sort or one merge of two runs, split or not
+/// (parallel_stable_sort). Once a stop is requested no new chunk starts,
+/// and if one was skipped the call throws weft::cancelled. The range then
+/// holds all its elements, in some order: for the stable sort, a merge that
+/// does not start moves its two runs back from the buffer if they are
+/// there, so every element ends in the range. A stop after the last chunk
+/// started changes nothing: the range is sorted. A range of fewer than 2
+/// elements returns at once, stop or not. An exception from comp (or a
+/// move) takes precedence over cancelled.
 #pragma once
 
 #include <algorithm>
@@ -202,6 +203,9 @@ void destroy_built(V* buf, std::ptrdiff_t n, int depth, const bool* built) noexc
 
 }  // namespace detail
 
+///@{
+/// Sorts [first, last) by comp, not stably: std::sort's result, in parallel
+/// (this file's opening comment has the algorithm, exceptions and stopping).
 template <std::random_access_iterator It, class Comp = std::less<>>
 void parallel_sort(ThreadPool& pool, It first, It last, Comp comp = {}, std::stop_token stop = {}) {
   const auto n = last - first;
@@ -228,7 +232,11 @@ template <std::random_access_iterator It>
 void parallel_sort(ThreadPool& pool, It first, It last, std::stop_token stop) {
   parallel_sort(pool, first, last, std::less<>{}, std::move(stop));
 }
+///@}
 
+///@{
+/// Sorts [first, last) by comp, keeping equal elements in their order:
+/// std::stable_sort's result, in parallel.
 template <std::random_access_iterator It, class Comp = std::less<>>
 void parallel_stable_sort(ThreadPool& pool, It first, It last, Comp comp = {}, std::stop_token stop = {}) {
   using V = std::iter_value_t<It>;
@@ -266,8 +274,9 @@ template <std::random_access_iterator It>
 void parallel_stable_sort(ThreadPool& pool, It first, It last, std::stop_token stop) {
   parallel_stable_sort(pool, first, last, std::less<>{}, std::move(stop));
 }
+///@}
 
-// The same on default_pool().
+/// The same on default_pool().
 WEFT_ON_DEFAULT_POOL(parallel_sort)
 WEFT_ON_DEFAULT_POOL(parallel_stable_sort)
 

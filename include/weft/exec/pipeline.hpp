@@ -1,46 +1,47 @@
-// weft/exec/pipeline.hpp — items flowing through a chain of stages, each
-// serial or parallel, with a bound on the items alive at once.
-//
-//   weft::parallel_pipeline(pool, 16,
-//       weft::stage<void, Line>(weft::StageMode::serial_in_order,
-//                               [&](weft::FlowControl& fc) -> Line {
-//                                 if (!in.next(line)) fc.stop();
-//                                 return line;
-//                               }),
-//       weft::stage<Line, Row>(weft::StageMode::parallel, [](Line l) { return parse(l); }),
-//       weft::stage<Row, void>(weft::StageMode::serial_in_order, [&](Row r) { out.write(r); }));
-//
-// The first stage takes FlowControl& and makes one item per call until it
-// calls fc.stop() (that call's return value is discarded); its calls run one
-// at a time whatever its mode, and their order numbers the items. Every
-// later stage takes the previous one's output by value; the last returns
-// void. A serial_in_order stage runs the items one at a time in that order;
-// serial_out_of_order one at a time in any order; parallel any number at
-// once. The call returns when every item has been through every stage.
-//
-// At most max_in_flight items are alive at once (made and not yet through
-// the last stage), capped at kMaxPipelineTokens; max_in_flight == 0 throws
-// std::invalid_argument. The first stage runs only while one of those
-// tokens is free: an item that leaves the last stage frees its token, and
-// the thread that frees it makes the next item.
-//
-// No thread ever waits for an item: one that reaches a busy serial stage,
-// or an in-order stage before its turn, is parked in the stage, and whoever
-// finishes the stage runs it next (detail/exec/pipeline_gate.hpp). The
-// calling thread makes the first items and then waits as TaskGroup::wait()
-// does, running tasks when it is a worker; so a pool of one worker works,
-// and so does a call from inside a pool task.
-//
-// Exceptions: once any stage (the first included) throws, the first stage
-// is not called again, and every item not yet started in a stage is
-// dropped (its remaining stages are skipped, its value destroyed); calls
-// already running finish. When all items are through or dropped, the first
-// exception is rethrown and the others are discarded. The pool stays usable.
-// No item runs a stage twice.
-//
-// Memory ordering: everything a stage did to an item happens before the
-// next stage's call on it, a serial stage's calls are ordered one after the
-// other, and everything every stage did happens before the call returns.
+/// @file
+/// weft/exec/pipeline.hpp — items flowing through a chain of stages, each
+/// serial or parallel, with a bound on the items alive at once.
+///
+///   weft::parallel_pipeline(pool, 16,
+///       weft::stage<void, Line>(weft::StageMode::serial_in_order,
+///                               [&](weft::FlowControl& fc) -> Line {
+///                                 if (!in.next(line)) fc.stop();
+///                                 return line;
+///                               }),
+///       weft::stage<Line, Row>(weft::StageMode::parallel, [](Line l) { return parse(l); }),
+///       weft::stage<Row, void>(weft::StageMode::serial_in_order, [&](Row r) { out.write(r); }));
+///
+/// The first stage takes FlowControl& and makes one item per call until it
+/// calls fc.stop() (that call's return value is discarded); its calls run one
+/// at a time whatever its mode, and their order numbers the items. Every
+/// later stage takes the previous one's output by value; the last returns
+/// void. A serial_in_order stage runs the items one at a time in that order;
+/// serial_out_of_order one at a time in any order; parallel any number at
+/// once. The call returns when every item has been through every stage.
+///
+/// At most max_in_flight items are alive at once (made and not yet through
+/// the last stage), capped at kMaxPipelineTokens; max_in_flight == 0 throws
+/// std::invalid_argument. The first stage runs only while one of those
+/// tokens is free: an item that leaves the last stage frees its token, and
+/// the thread that frees it makes the next item.
+///
+/// No thread ever waits for an item: one that reaches a busy serial stage,
+/// or an in-order stage before its turn, is parked in the stage, and whoever
+/// finishes the stage runs it next (detail/exec/pipeline_gate.hpp). The
+/// calling thread makes the first items and then waits as TaskGroup::wait()
+/// does, running tasks when it is a worker; so a pool of one worker works,
+/// and so does a call from inside a pool task.
+///
+/// Exceptions: once any stage (the first included) throws, the first stage
+/// is not called again, and every item not yet started in a stage is
+/// dropped (its remaining stages are skipped, its value destroyed); calls
+/// already running finish. When all items are through or dropped, the first
+/// exception is rethrown and the others are discarded. The pool stays usable.
+/// No item runs a stage twice.
+///
+/// Memory ordering: everything a stage did to an item happens before the
+/// next stage's call on it, a serial stage's calls are ordered one after the
+/// other, and everything every stage did happens before the call returns.
 #pragma once
 
 #include <algorithm>
@@ -67,31 +68,33 @@
 
 namespace weft {
 
-// More tokens than this buy nothing (2^16 items already in flight) and
-// each in-order stage keeps a slot per token.
+/// More tokens than this buy nothing (2^16 items already in flight) and
+/// each in-order stage keeps a slot per token.
 inline constexpr std::size_t kMaxPipelineTokens = std::size_t{1} << 16;
 
-// Handed to the first stage: stop() says there is no more input.
+/// Handed to the first stage: stop() says there is no more input.
 class FlowControl {
  public:
+  /// No more input: this call's item is discarded and the first stage is not called again.
   void stop() noexcept { stopped_ = true; }
+  /// Whether stop() was called.
   [[nodiscard]] bool stopped() const noexcept { return stopped_; }
 
  private:
   bool stopped_ = false;
 };
 
-// One stage: made by weft::stage<In, Out>(mode, fn).
+/// One stage: made by weft::stage<In, Out>(mode, fn).
 template <class In, class Out, class F>
 struct Stage {
-  using input_type = In;
-  using output_type = Out;
-  StageMode mode;
-  F fn;
+  using input_type = In;    ///< what fn takes (void: the first stage)
+  using output_type = Out;  ///< what fn returns (void: the last stage)
+  StageMode mode;           ///< serial in order, serial out of order, or parallel
+  F fn;                     ///< the stage's function
 };
 
-// In void: the first stage, fn(FlowControl&) -> Out. Otherwise fn(In) -> Out.
-// Out void: the last stage.
+/// In void: the first stage, fn(FlowControl&) -> Out. Otherwise fn(In) -> Out.
+/// Out void: the last stage.
 template <class In, class Out, class F>
 Stage<In, Out, std::decay_t<F>> stage(StageMode mode, F&& fn) {
   using Fn = std::decay_t<F>;
@@ -325,6 +328,10 @@ class Pipeline {
 
 }  // namespace detail
 
+/// Runs items through `stages` on `pool` with at most `max_in_flight` items
+/// alive at once (at least 1; capped at kMaxPipelineTokens), and returns
+/// when the first stage has stopped and every item has left the last;
+/// this file's opening comment has the modes, exceptions and stopping.
 template <detail::PipelineStage... S>
   requires(sizeof...(S) >= 1)
 void parallel_pipeline(ThreadPool& pool, std::size_t max_in_flight, S&&... stages) {
@@ -335,7 +342,7 @@ void parallel_pipeline(ThreadPool& pool, std::size_t max_in_flight, S&&... stage
   p.run();
 }
 
-// The same on default_pool().
+/// The same on default_pool().
 template <detail::PipelineStage... S>
   requires(sizeof...(S) >= 1)
 void parallel_pipeline(std::size_t max_in_flight, S&&... stages) {

@@ -1,85 +1,86 @@
-// weft/exec/task_group.hpp — fork-join: run tasks, then wait for all of them.
-//
-//   weft::TaskGroup g{pool};
-//   g.run([&] { left = fib(n - 1); });
-//   right = fib(n - 2);
-//   g.wait();                 // rethrows the first exception a task threw
-//
-// wait() on a worker runs queued tasks (its own first) while it waits, so
-// groups nest to any depth and recursive fork-join needs no extra threads.
-// Every task of the group runs, even after one has thrown; wait() rethrows
-// the first exception and drops the rest. run() may be called from any
-// thread, including from the group's own tasks, until wait() returns; the
-// group can be reused after wait().
-//
-// wait() called from one of the group's own tasks (directly, or from a task
-// of another group that a wait nested inside the group's task ran) would
-// wait for itself: it throws std::logic_error instead.
-//
-// Destruction waits for the group's tasks; an exception nobody wait()ed for
-// goes to weft's error handler (weft/error.hpp; by default a line on
-// stderr), since a destructor must not throw; it is never lost silently.
-//
-// Cancellation (docs/guide/cancellation.md). cancel(), or a stop requested
-// on the token the group was built with, cancels the group for good: a task
-// not yet started never runs (its callable is destroyed unrun: by the worker
-// that takes it from the queue, or at once by a run() after the cancel);
-// a task already running runs to its end. wait() still waits for the running
-// ones, then throws weft::cancelled if a task was skipped since the last
-// wait() — unless a task threw, whose exception takes precedence (it says
-// more than "something did not run"). cancel() may be called from any
-// thread, the group's own tasks included, any number of times.
-//
-//   group      run(f)                  a worker takes a task    cancel()/stop    wait()
-//   ---------  ----------------------  -----------------------  ---------------  ------------------------------
-//   active     queues f (pending + 1)  runs it (pending - 1)    -> cancelled     waits for pending == 0;
-//                                                                                rethrows a task's exception
-//   cancelled  destroys f, skipped     destroys it unrun,       stays            waits for pending == 0; a task's
-//                                      skipped (pending - 1)                     exception, else cancelled if skipped
-//
-// Each task is claimed once, by the one thread that took it from the queue:
-// it reads the cancelled flag and either runs or skips; nothing else touches
-// it, so no task is both run and skipped (tests/model/group_cancel.pml).
-// cancel() and a wait() on a cancelled group first take back, in one step
-// (ThreadPool::take_back: one CAS against the thieves), the group's tasks
-// still in the calling thread's own queue — usually nearly all of them, as
-// the thread that run() them is the one that cancels or waits — and destroy
-// them there: no steal, no remote free, one count for all. A task a worker
-// took first is skipped by that worker: the pop, the destructor, a free and
-// the count. No wake-up and no exception object per task.
-//
-// The stop token: the group registers a std::stop_callback that calls
-// cancel(); the destructor deregisters it before the group's memory goes
-// (std::stop_callback's destructor waits for a callback running on another
-// thread), so a stop racing the group's destruction is safe.
-//
-// Memory ordering: everything a task did happens before wait() returns.
-// cancel() publishes nothing: a task that starts just as the group is
-// cancelled may run (it started first); one that reads the flag set never
-// runs. is_cancelled() is a snapshot.
-//
-// Counting (docs/design/cancellation.md, "Counting without a hot line").
-// The root word state_ holds (units << 1) | waiter bit, and wait() sleeps
-// until units == 0. A task is counted in one of two places, which it
-// records (GroupTaskBase::shard), and its finish undoes exactly that:
-//
-//   run() on                  counts the task in    finish (run, skipped or taken back)
-//   -----------------------   -------------------   -------------------------------------
-//   the thread that built     the root: units + 1   root: units - 1; wake the waiter
-//   the group, or a thread                          if that left 0 units and the bit set
-//   outside the pool
-//   worker i of the pool      shard i: +1; only     shard: -1; only 1 -> 0 takes the
-//   (any other)               0 -> 1 adds a unit    shard's unit off the root (as above)
-//
-// So the root's units are the tasks counted on it plus the shards that are
-// not zero, and a group fed from every worker writes the root once per
-// shard that empties rather than once per task: the common run() writes
-// the worker's own shard line, a finish the shard of the task (its
-// spawner's, or the thief's that ran it). The builder — in fork-join the
-// one thread that runs and waits — keeps today's single word and never
-// allocates shards; they are allocated (pool size lines) on the first
-// run() from another worker. Why units == 0 means nothing is pending, and
-// the model: tests/model/group_shards.pml, docs/design/cancellation.md.
+/// @file
+/// weft/exec/task_group.hpp — fork-join: run tasks, then wait for all of them.
+///
+///   weft::TaskGroup g{pool};
+///   g.run([&] { left = fib(n - 1); });
+///   right = fib(n - 2);
+///   g.wait();                 // rethrows the first exception a task threw
+///
+/// wait() on a worker runs queued tasks (its own first) while it waits, so
+/// groups nest to any depth and recursive fork-join needs no extra threads.
+/// Every task of the group runs, even after one has thrown; wait() rethrows
+/// the first exception and drops the rest. run() may be called from any
+/// thread, including from the group's own tasks, until wait() returns; the
+/// group can be reused after wait().
+///
+/// wait() called from one of the group's own tasks (directly, or from a task
+/// of another group that a wait nested inside the group's task ran) would
+/// wait for itself: it throws std::logic_error instead.
+///
+/// Destruction waits for the group's tasks; an exception nobody wait()ed for
+/// goes to weft's error handler (weft/error.hpp; by default a line on
+/// stderr), since a destructor must not throw; it is never lost silently.
+///
+/// Cancellation (docs/guide/cancellation.md). cancel(), or a stop requested
+/// on the token the group was built with, cancels the group for good: a task
+/// not yet started never runs (its callable is destroyed unrun: by the worker
+/// that takes it from the queue, or at once by a run() after the cancel);
+/// a task already running runs to its end. wait() still waits for the running
+/// ones, then throws weft::cancelled if a task was skipped since the last
+/// wait() — unless a task threw, whose exception takes precedence (it says
+/// more than "something did not run"). cancel() may be called from any
+/// thread, the group's own tasks included, any number of times.
+///
+///   group      run(f)                  a worker takes a task    cancel()/stop    wait()
+///   ---------  ----------------------  -----------------------  ---------------  ------------------------------
+///   active     queues f (pending + 1)  runs it (pending - 1)    -> cancelled     waits for pending == 0;
+///                                                                                rethrows a task's exception
+///   cancelled  destroys f, skipped     destroys it unrun,       stays            waits for pending == 0; a task's
+///                                      skipped (pending - 1)                     exception, else cancelled if skipped
+///
+/// Each task is claimed once, by the one thread that took it from the queue:
+/// it reads the cancelled flag and either runs or skips; nothing else touches
+/// it, so no task is both run and skipped (tests/model/group_cancel.pml).
+/// cancel() and a wait() on a cancelled group first take back, in one step
+/// (ThreadPool::take_back: one CAS against the thieves), the group's tasks
+/// still in the calling thread's own queue — usually nearly all of them, as
+/// the thread that run() them is the one that cancels or waits — and destroy
+/// them there: no steal, no remote free, one count for all. A task a worker
+/// took first is skipped by that worker: the pop, the destructor, a free and
+/// the count. No wake-up and no exception object per task.
+///
+/// The stop token: the group registers a std::stop_callback that calls
+/// cancel(); the destructor deregisters it before the group's memory goes
+/// (std::stop_callback's destructor waits for a callback running on another
+/// thread), so a stop racing the group's destruction is safe.
+///
+/// Memory ordering: everything a task did happens before wait() returns.
+/// cancel() publishes nothing: a task that starts just as the group is
+/// cancelled may run (it started first); one that reads the flag set never
+/// runs. is_cancelled() is a snapshot.
+///
+/// Counting (docs/design/cancellation.md, "Counting without a hot line").
+/// The root word state_ holds (units << 1) | waiter bit, and wait() sleeps
+/// until units == 0. A task is counted in one of two places, which it
+/// records (GroupTaskBase::shard), and its finish undoes exactly that:
+///
+///   run() on                  counts the task in    finish (run, skipped or taken back)
+///   -----------------------   -------------------   -------------------------------------
+///   the thread that built     the root: units + 1   root: units - 1; wake the waiter
+///   the group, or a thread                          if that left 0 units and the bit set
+///   outside the pool
+///   worker i of the pool      shard i: +1; only     shard: -1; only 1 -> 0 takes the
+///   (any other)               0 -> 1 adds a unit    shard's unit off the root (as above)
+///
+/// So the root's units are the tasks counted on it plus the shards that are
+/// not zero, and a group fed from every worker writes the root once per
+/// shard that empties rather than once per task: the common run() writes
+/// the worker's own shard line, a finish the shard of the task (its
+/// spawner's, or the thief's that ran it). The builder — in fork-join the
+/// one thread that runs and waits — keeps today's single word and never
+/// allocates shards; they are allocated (pool size lines) on the first
+/// run() from another worker. Why units == 0 means nothing is pending, and
+/// the model: tests/model/group_shards.pml, docs/design/cancellation.md.
 #pragma once
 
 #include <atomic>
@@ -110,16 +111,21 @@ struct GroupFrame {
 extern thread_local constinit GroupFrame* t_group_frames;
 }  // namespace detail
 
+/// A set of tasks on a pool that one wait() joins: fork-join with
+/// exceptions and cancellation (this file's opening comment).
 class TaskGroup {
  public:
+  /// An empty group whose tasks run on `pool`.
   explicit TaskGroup(ThreadPool& pool) noexcept : pool_(pool) {}
-  // Cancelled when a stop is requested on `stop` (at once if it already was).
+  /// Cancelled when a stop is requested on `stop` (at once if it already was).
   TaskGroup(ThreadPool& pool, std::stop_token stop) noexcept
       : pool_(pool), on_stop_(std::move(stop), Canceller{this}) {}
   ~TaskGroup();
   TaskGroup(const TaskGroup&) = delete;
   TaskGroup& operator=(const TaskGroup&) = delete;
 
+  /// Queues f() on the pool as one of the group's tasks (skipped once the
+  /// group is cancelled). Throws what allocating the task throws.
   template <class F>
   void run(F&& f) {
     using Fn = std::decay_t<F>;
@@ -143,15 +149,16 @@ class TaskGroup {
     pool_.push(t);  // on failure the task's discard() has called finish_one()
   }
 
-  // Waits for every task run() so far; rethrows the first exception a task
-  // threw, else throws weft::cancelled if a task was skipped since the last
-  // wait().
+  /// Waits for every task run() so far; rethrows the first exception a task
+  /// threw, else throws weft::cancelled if a task was skipped since the last
+  /// wait().
   void wait();
 
-  // Cancels the group: queued tasks and later run()s are skipped. The
-  // group's tasks the calling thread queued itself (in its own deque) are
-  // taken back and destroyed here, at once.
+  /// Cancels the group: queued tasks and later run()s are skipped. The
+  /// group's tasks the calling thread queued itself (in its own deque) are
+  /// taken back and destroyed here, at once.
   void cancel() noexcept;
+  /// Whether cancel() was called (or the stop token requested a stop).
   [[nodiscard]] bool is_cancelled() const noexcept {
     return cancelled_.load(std::memory_order_relaxed);  // relaxed: a snapshot, as in cancel()
   }

@@ -1,37 +1,38 @@
-// weft/exec/when_all.hpp — futures of several futures, without a blocked thread.
-//
-//   weft::Future<std::tuple<int, std::string>> both =
-//       weft::when_all(pool.submit(count), pool.submit(name));
-//   weft::Future<std::vector<double>> all = weft::when_all(std::move(parts));
-//   weft::Future<std::size_t> first = weft::when_any(std::move(replicas));
-//
-// when_all(futures...) is ready once every input is: its value is the
-// inputs' values in order (a Future<void> input gives std::monostate).
-// when_all(vector) gives a vector (Future<void> for void inputs). If inputs
-// failed, the first failure by position is rethrown (cancelled inputs throw
-// weft::cancelled); the other results are dropped.
-// when_any(vector) is ready once any input is: its value is that input's
-// index, or that input's exception if it failed. The other inputs keep
-// running and their results are dropped.
-//
-// All of them consume their inputs. An input that is not valid() throws
-// std::invalid_argument naming its position (the variadic form then
-// leaves every input with the caller). No thread waits for the
-// inputs: each input fires a continuation (the hook of future.hpp) into one
-// node, which the last arrival (when_all) or the first (when_any) completes
-// on its own thread. Inputs already ready arrive at once, so when_all of
-// ready futures (or of none) is ready on return. when_any of no future has
-// no first and throws std::invalid_argument.
-//
-// The node's own future behaves like any other: then(), wait, get, and
-// cancel() while inputs are outstanding (the inputs still run; their
-// results are dropped). Continuations of it run on the first input's pool
-// (for when_all of nothing, the calling worker's pool or the default pool).
-//
-// Memory ordering: each input's result happens before the node's
-// completion (each arrival is an acq_rel decrement of `remaining`, or for
-// when_any the compare-exchange that claims the node), which happens before
-// the node's get() returns.
+/// @file
+/// weft/exec/when_all.hpp — futures of several futures, without a blocked thread.
+///
+///   weft::Future<std::tuple<int, std::string>> both =
+///       weft::when_all(pool.submit(count), pool.submit(name));
+///   weft::Future<std::vector<double>> all = weft::when_all(std::move(parts));
+///   weft::Future<std::size_t> first = weft::when_any(std::move(replicas));
+///
+/// when_all(futures...) is ready once every input is: its value is the
+/// inputs' values in order (a Future<void> input gives std::monostate).
+/// when_all(vector) gives a vector (Future<void> for void inputs). If inputs
+/// failed, the first failure by position is rethrown (cancelled inputs throw
+/// weft::cancelled); the other results are dropped.
+/// when_any(vector) is ready once any input is: its value is that input's
+/// index, or that input's exception if it failed. The other inputs keep
+/// running and their results are dropped.
+///
+/// All of them consume their inputs. An input that is not valid() throws
+/// std::invalid_argument naming its position (the variadic form then
+/// leaves every input with the caller). No thread waits for the
+/// inputs: each input fires a continuation (the hook of future.hpp) into one
+/// node, which the last arrival (when_all) or the first (when_any) completes
+/// on its own thread. Inputs already ready arrive at once, so when_all of
+/// ready futures (or of none) is ready on return. when_any of no future has
+/// no first and throws std::invalid_argument.
+///
+/// The node's own future behaves like any other: then(), wait, get, and
+/// cancel() while inputs are outstanding (the inputs still run; their
+/// results are dropped). Continuations of it run on the first input's pool
+/// (for when_all of nothing, the calling worker's pool or the default pool).
+///
+/// Memory ordering: each input's result happens before the node's
+/// completion (each arrival is an acq_rel decrement of `remaining`, or for
+/// when_any the compare-exchange that claims the node), which happens before
+/// the node's get() returns.
 #pragma once
 
 #include <array>
@@ -245,7 +246,7 @@ auto start_gather(Args&&... args) {
 
 }  // namespace detail
 
-// A future of every input's value, in order. See the header comment.
+/// A future of every input's value, in order. See the header comment.
 template <class T, class... Ts>
 Future<std::tuple<detail::ValueOf<T>, detail::ValueOf<Ts>...>> when_all(Future<T>&& first, Future<Ts>&&... rest) {
   std::size_t position = 0;
@@ -254,7 +255,7 @@ Future<std::tuple<detail::ValueOf<T>, detail::ValueOf<Ts>...>> when_all(Future<T
   return detail::start_gather<detail::WhenAllTuple<T, Ts...>>(std::move(first), std::move(rest)...);
 }
 
-// A future of every input's value, in order (Future<void> for void inputs).
+/// A future of every input's value, in order (Future<void> for void inputs).
 template <class T>
 Future<detail::VectorOf<T>> when_all(std::vector<Future<T>> futures) {
   for (std::size_t i = 0; i < futures.size(); ++i) detail::require_valid(futures[i], "weft::when_all", i);
@@ -263,7 +264,7 @@ Future<detail::VectorOf<T>> when_all(std::vector<Future<T>> futures) {
   return detail::start_gather<detail::WhenAllVector<T>>(std::move(futures), pool);
 }
 
-// A future of the index of the first input to be ready. See the header comment.
+/// A future of the index of the first input to be ready. See the header comment.
 template <class T>
 Future<std::size_t> when_any(std::vector<Future<T>> futures) {
   if (futures.empty()) throw std::invalid_argument("weft::when_any: the vector of futures is empty (no first to wait for)");

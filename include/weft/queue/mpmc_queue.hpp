@@ -1,20 +1,21 @@
-// weft/queue/mpmc_queue.hpp — a bounded multi-producer multi-consumer queue.
-//
-// Dmitry Vyukov's bounded MPMC array queue: each slot carries a sequence
-// number that says whose turn it is (a producer's for lap k when it equals
-// the position, a consumer's when it equals position + 1). A producer claims
-// a position with one compare-exchange on the shared enqueue index, then
-// fills the slot and hands it over with a release store of its sequence;
-// consumers mirror this. No locks; a slow thread delays only the slot it
-// holds. FIFO per producer; items from different producers interleave.
-//
-// try_push/try_pop never block; push/pop spin within WaitOptions, then sleep
-// until the other side makes room or adds an item (see detail/queue/wait_slot.hpp).
-// push(v, stop_token)/pop(stop_token) also return once a stop is requested
-// on the token (false / an empty optional), woken by the request itself.
-//
-// Memory ordering: constructing an item in try_push happens before the
-// try_pop that returns it.
+/// @file
+/// weft/queue/mpmc_queue.hpp — a bounded multi-producer multi-consumer queue.
+///
+/// Dmitry Vyukov's bounded MPMC array queue: each slot carries a sequence
+/// number that says whose turn it is (a producer's for lap k when it equals
+/// the position, a consumer's when it equals position + 1). A producer claims
+/// a position with one compare-exchange on the shared enqueue index, then
+/// fills the slot and hands it over with a release store of its sequence;
+/// consumers mirror this. No locks; a slow thread delays only the slot it
+/// holds. FIFO per producer; items from different producers interleave.
+///
+/// try_push/try_pop never block; push/pop spin within WaitOptions, then sleep
+/// until the other side makes room or adds an item (see detail/queue/wait_slot.hpp).
+/// push(v, stop_token)/pop(stop_token) also return once a stop is requested
+/// on the token (false / an empty optional), woken by the request itself.
+///
+/// Memory ordering: constructing an item in try_push happens before the
+/// try_pop that returns it.
 #pragma once
 
 #include <atomic>
@@ -34,11 +35,13 @@
 namespace weft {
 
 template <class T>
+/// A bounded queue any number of threads push to and pop from (this
+/// file's opening comment has the contract).
 class MpmcQueue : public detail::BlockingQueueOps<MpmcQueue<T>, T> {
   using Blocking = detail::BlockingQueueOps<MpmcQueue<T>, T>;
 
  public:
-  // Capacity rounded up to a power of two; at least 2.
+  /// Capacity rounded up to a power of two; at least 2.
   explicit MpmcQueue(std::size_t capacity) {
     const std::size_t c = detail::ring_capacity("weft::MpmcQueue", capacity);
     mask_ = c - 1;
@@ -53,6 +56,7 @@ class MpmcQueue : public detail::BlockingQueueOps<MpmcQueue<T>, T> {
     }
   }
 
+  /// Builds an element in place at the tail; false (nothing built) when full.
   template <class... Args>
   bool try_emplace(Args&&... args) {
     std::size_t pos = enqueue_.value.load(std::memory_order_relaxed);  // relaxed: validated by the slot's seq
@@ -79,9 +83,13 @@ class MpmcQueue : public detail::BlockingQueueOps<MpmcQueue<T>, T> {
       }
     }
   }
+  ///@{
+  /// Copies or moves `v` to the tail; false (`v` untouched) when full.
   bool try_push(const T& v) { return try_emplace(v); }
   bool try_push(T&& v) { return try_emplace(std::move(v)); }
+  ///@}
 
+  /// The head element, or nothing when empty.
   std::optional<T> try_pop() {
     std::size_t pos = dequeue_.value.load(std::memory_order_relaxed);  // relaxed: validated by the slot's seq
     for (;;) {
@@ -108,13 +116,15 @@ class MpmcQueue : public detail::BlockingQueueOps<MpmcQueue<T>, T> {
     }
   }
 
-  // Blocking forms: wait while full / empty (with a std::stop_token: or
-  // until a stop is requested).
+  /// Blocking forms: wait while full / empty (with a std::stop_token: or
+  /// until a stop is requested).
   using Blocking::pop;
   using Blocking::push;
 
+  /// The number of slots (the requested capacity rounded up to a power of two).
   [[nodiscard]] std::size_t capacity() const noexcept { return mask_ + 1; }
-  // Snapshots.
+  ///@{
+  /// Snapshots: stale as soon as another thread pushes or pops.
   [[nodiscard]] std::size_t size() const noexcept {
     // acquire on both: a waiter deciding it may proceed sees the other side's claims.
     const std::size_t d = dequeue_.value.load(std::memory_order_acquire);
@@ -123,6 +133,7 @@ class MpmcQueue : public detail::BlockingQueueOps<MpmcQueue<T>, T> {
   }
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   [[nodiscard]] bool full() const noexcept { return size() >= capacity(); }
+  ///@}
 
  private:
   struct Slot {

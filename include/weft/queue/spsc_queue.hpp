@@ -1,21 +1,22 @@
-// weft/queue/spsc_queue.hpp — a bounded single-producer single-consumer queue.
-//
-// One thread pushes, one thread pops (each role may move between threads
-// only with a happens-before edge between the old and the new owner).
-// try_push/try_pop never block; push/pop spin within WaitOptions, then sleep
-// until the other side makes room or adds an item (see detail/queue/wait_slot.hpp:
-// a push wakes a sleeping pop at once; a try_push is noticed within 1 ms).
-// push(v, stop_token)/pop(stop_token) also return once a stop is requested
-// on the token (false / an empty optional), woken by the request itself.
-//
-// Memory ordering: constructing an item in try_push happens before the
-// try_pop that returns it.
-//
-// Layout: the producer's index and its cached copy of the consumer's index
-// share a line written only by the producer; the consumer's likewise. Each
-// side reads the other's index only when its cached copy says full/empty,
-// so in steady state a push or pop touches no line the other side writes
-// except the slot itself.
+/// @file
+/// weft/queue/spsc_queue.hpp — a bounded single-producer single-consumer queue.
+///
+/// One thread pushes, one thread pops (each role may move between threads
+/// only with a happens-before edge between the old and the new owner).
+/// try_push/try_pop never block; push/pop spin within WaitOptions, then sleep
+/// until the other side makes room or adds an item (see detail/queue/wait_slot.hpp:
+/// a push wakes a sleeping pop at once; a try_push is noticed within 1 ms).
+/// push(v, stop_token)/pop(stop_token) also return once a stop is requested
+/// on the token (false / an empty optional), woken by the request itself.
+///
+/// Memory ordering: constructing an item in try_push happens before the
+/// try_pop that returns it.
+///
+/// Layout: the producer's index and its cached copy of the consumer's index
+/// share a line written only by the producer; the consumer's likewise. Each
+/// side reads the other's index only when its cached copy says full/empty,
+/// so in steady state a push or pop touches no line the other side writes
+/// except the slot itself.
 #pragma once
 
 #include <atomic>
@@ -35,12 +36,14 @@
 namespace weft {
 
 template <class T>
+/// A bounded queue between one producer thread and one consumer thread
+/// (this file's opening comment has the contract).
 class SpscQueue : public detail::BlockingQueueOps<SpscQueue<T>, T> {
   using Blocking = detail::BlockingQueueOps<SpscQueue<T>, T>;
 
  public:
-  // Capacity rounded up to a power of two; at least 2. Throws
-  // std::invalid_argument for 0 or more than 2^40 (detail::ring_capacity).
+  /// Capacity rounded up to a power of two; at least 2. Throws
+  /// std::invalid_argument for 0 or more than 2^40 (detail::ring_capacity).
   explicit SpscQueue(std::size_t capacity) {
     const std::size_t c = detail::ring_capacity("weft::SpscQueue", capacity);
     mask_ = c - 1;
@@ -55,7 +58,8 @@ class SpscQueue : public detail::BlockingQueueOps<SpscQueue<T>, T> {
       slots_[i & mask_].get()->~T();
   }
 
-  // Producer only.
+  /// Producer only: builds an element in place at the tail; false (nothing
+  /// built) when full.
   template <class... Args>
   bool try_emplace(Args&&... args) {
     detail::sched_point();
@@ -72,10 +76,13 @@ class SpscQueue : public detail::BlockingQueueOps<SpscQueue<T>, T> {
     this->not_empty_.notify();
     return true;
   }
+  ///@{
+  /// Producer only: copies or moves `v` to the tail; false (`v` untouched) when full.
   bool try_push(const T& v) { return try_emplace(v); }
   bool try_push(T&& v) { return try_emplace(std::move(v)); }
+  ///@}
 
-  // Consumer only.
+  /// Consumer only: the head element, or nothing when empty.
   std::optional<T> try_pop() {
     detail::sched_point();
     const std::size_t h = head_.value.load(std::memory_order_relaxed);  // relaxed: our own index
@@ -92,13 +99,15 @@ class SpscQueue : public detail::BlockingQueueOps<SpscQueue<T>, T> {
     return out;
   }
 
-  // Blocking forms: wait while full / empty (with a std::stop_token: or
-  // until a stop is requested).
+  /// Blocking forms: wait while full / empty (with a std::stop_token: or
+  /// until a stop is requested).
   using Blocking::pop;
   using Blocking::push;
 
+  /// The number of slots (the requested capacity rounded up to a power of two).
   [[nodiscard]] std::size_t capacity() const noexcept { return mask_ + 1; }
-  // Snapshots, exact only when neither side is active.
+  ///@{
+  /// Snapshots, exact only when neither side is active.
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   [[nodiscard]] bool full() const noexcept { return size() == capacity(); }
   [[nodiscard]] std::size_t size() const noexcept {
@@ -106,6 +115,7 @@ class SpscQueue : public detail::BlockingQueueOps<SpscQueue<T>, T> {
     const std::size_t h = head_.value.load(std::memory_order_acquire);
     return tail_.value.load(std::memory_order_acquire) - h;
   }
+  ///@}
 
  private:
   struct Slot {

@@ -1,35 +1,36 @@
-// weft/sync/parker.hpp — a one-owner permit: park until someone unparks.
-//
-// One thread, the owner, calls park(); any thread calls unpark(). unpark()
-// makes a single permit available (permits do not accumulate) and wakes the
-// owner if it sleeps; park() consumes the permit, waiting for one if none is
-// there. So an unpark() that comes before park() is not lost, and spurious
-// futex wake-ups are absorbed (park returns only with the permit).
-// park() spins within WaitOptions before it sleeps (wait_options.hpp).
-//
-// Preconditions: only the owner parks (no two park() calls at once).
-// Destruction: safe once park() has returned the last permit and no
-// unpark() is still running.
-//
-// Memory ordering: everything a thread did before unpark() happens before
-// everything the owner does after the park() that consumed that permit.
-//
-// State (one 32-bit word, on a cache line of its own):
-//
-//   state      meaning                     park() by the owner      unpark() by anyone
-//   ---------  --------------------------  -----------------------  ----------------------
-//   kEmpty     no permit, owner awake      -> kParked, sleep        -> kNotified
-//   kNotified  a permit is waiting         -> kEmpty, return        stays kNotified
-//   kParked    owner asleep on the futex   (owner is asleep)        -> kNotified + futex wake
-//
-// park() moves kNotified->kEmpty and kEmpty->kParked with one fetch_sub
-// (ParkerWord's encoding makes that work), so the owner either takes the permit
-// or announces that it sleeps, atomically: an unpark() cannot slip between
-// the owner's check and its sleep. unpark() exchanges in kNotified and makes
-// the futex call only when it saw kParked, so unparking an awake owner costs
-// one atomic exchange and no system call. The values are detail::ParkerWord's
-// (weft/detail/sync/word_states.hpp); the waiting side is src/sync/parker.cpp,
-// over the engine in weft/detail/sync/wait.hpp.
+/// @file
+/// weft/sync/parker.hpp — a one-owner permit: park until someone unparks.
+///
+/// One thread, the owner, calls park(); any thread calls unpark(). unpark()
+/// makes a single permit available (permits do not accumulate) and wakes the
+/// owner if it sleeps; park() consumes the permit, waiting for one if none is
+/// there. So an unpark() that comes before park() is not lost, and spurious
+/// futex wake-ups are absorbed (park returns only with the permit).
+/// park() spins within WaitOptions before it sleeps (wait_options.hpp).
+///
+/// Preconditions: only the owner parks (no two park() calls at once).
+/// Destruction: safe once park() has returned the last permit and no
+/// unpark() is still running.
+///
+/// Memory ordering: everything a thread did before unpark() happens before
+/// everything the owner does after the park() that consumed that permit.
+///
+/// State (one 32-bit word, on a cache line of its own):
+///
+///   state      meaning                     park() by the owner      unpark() by anyone
+///   ---------  --------------------------  -----------------------  ----------------------
+///   kEmpty     no permit, owner awake      -> kParked, sleep        -> kNotified
+///   kNotified  a permit is waiting         -> kEmpty, return        stays kNotified
+///   kParked    owner asleep on the futex   (owner is asleep)        -> kNotified + futex wake
+///
+/// park() moves kNotified->kEmpty and kEmpty->kParked with one fetch_sub
+/// (ParkerWord's encoding makes that work), so the owner either takes the permit
+/// or announces that it sleeps, atomically: an unpark() cannot slip between
+/// the owner's check and its sleep. unpark() exchanges in kNotified and makes
+/// the futex call only when it saw kParked, so unparking an awake owner costs
+/// one atomic exchange and no system call. The values are detail::ParkerWord's
+/// (weft/detail/sync/word_states.hpp); the waiting side is src/sync/parker.cpp,
+/// over the engine in weft/detail/sync/wait.hpp.
 #pragma once
 
 #include <atomic>
@@ -43,13 +44,14 @@
 
 namespace weft {
 
+/// One thread's permit to sleep and be woken: this file's opening comment has the contract.
 class Parker {
  public:
   Parker() = default;
   Parker(const Parker&) = delete;
   Parker& operator=(const Parker&) = delete;
 
-  // Returns once a permit is available, consuming it.
+  /// Returns once a permit is available, consuming it.
   void park(const WaitOptions& opts = {}) noexcept {
     detail::sched_point();
     // Fast path: a permit is already there. acquire: pairs with unpark()'s
@@ -62,7 +64,7 @@ class Parker {
     park_slow(opts, std::chrono::nanoseconds::zero());
   }
 
-  // As park(), but gives up after `timeout`; true if a permit was consumed.
+  /// As park(), but gives up after `timeout`; true if a permit was consumed.
   bool park_for(std::chrono::nanoseconds timeout, const WaitOptions& opts = {}) noexcept {
     std::uint32_t expected = W::kNotified;
     // acquire: as in park().
@@ -74,7 +76,7 @@ class Parker {
     return park_slow(opts, timeout);
   }
 
-  // Makes the permit available; wakes the owner if it sleeps.
+  /// Makes the permit available; wakes the owner if it sleeps.
   void unpark() noexcept {
     detail::sched_point();
     // release: publishes the unparker's writes to the owner's acquire in
@@ -83,7 +85,7 @@ class Parker {
     if (state_.exchange(W::kNotified, std::memory_order_release) == W::kParked) wake_slow();
   }
 
-  // Whether a permit is waiting (a snapshot, for tests and diagnostics).
+  /// Whether a permit is waiting (a snapshot, for tests and diagnostics).
   [[nodiscard]] bool notified() const noexcept {
     return state_.load(std::memory_order_relaxed) == W::kNotified;
   }
