@@ -179,6 +179,37 @@ std::uint32_t IdleWorkers::wake(std::uint32_t want, bool only_if_none_searching)
   return n;
 }
 
+int IdleWorkers::lease_sleeper() noexcept {
+  std::lock_guard lock(sleepers_mutex_);
+  if (sleepers_.empty()) return -1;
+  // The most recent sleeper, as wake() takes: with a caller that calls
+  // again and again, the same worker sits out each time.
+  const int w = sleepers_.back();
+  sleepers_.pop_back();
+  // relaxed: under the lock, as every sleep transition. A submitter that
+  // read the count before this wakes from the list, which no longer has w.
+  idle_state_.fetch_sub(kSleeping, std::memory_order_relaxed);
+  return w;
+}
+
+void IdleWorkers::return_sleeper(int w) noexcept {
+  {
+    std::lock_guard lock(sleepers_mutex_);
+    sleepers_.push_back(w);
+    idle_state_.fetch_add(kSleeping, std::memory_order_seq_cst);  // seq_cst: as the announcement in search_or_sleep()
+  }
+  sched_point();
+  // acq_rel: as a sleeper's bump: a quiescence waiter looks again (the
+  // seated caller's completions may have made the pool quiescent).
+  if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
+  // seq_cst fence: the rescan follows the RMW above, as a sleeper's does: a
+  // push the lease kept from waking anyone (w was off the list and no one
+  // else idle) is seen here; a push after it sees w listed and wakes it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  sched_point();
+  if (pool_.anything_queued()) notify_one();
+}
+
 namespace {
 // wait_idle() and shutdown(): wait for quiescent() on the idle epoch, which
 // every worker bumps as it goes to sleep (waking the futex when bit 0 says

@@ -49,6 +49,15 @@ class IdleWorkers {
   // Returns when the pool is quiescent (wait_idle, shutdown).
   void wait_quiescent() noexcept;
 
+  // The seat's lease (weft/detail/exec/seat.hpp): takes a parked worker off
+  // the list and out of the sleeping count, leaving it parked (no waker can
+  // reach it), and returns its index; -1 when none is listed.
+  int lease_sleeper() noexcept;
+  // Ends a lease: lists `w` again and counts it as sleeping, as its own
+  // announcement would, then rescans the queues (after a seq_cst fence) and
+  // wakes a sleeper for what it finds if nobody searches.
+  void return_sleeper(int w) noexcept;
+
   // Searching plus sleeping workers. relaxed: a hint for splitting work;
   // nothing is published through it.
   std::uint32_t idle_count() const noexcept {

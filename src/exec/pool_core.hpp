@@ -93,6 +93,13 @@ class PoolCore {
   PoolTrace trace() const;
 
   int size() const noexcept { return static_cast<int>(workers_.size()); }
+
+  // The seat (weft/detail/exec/seat.hpp, src/exec/seat.cpp): for an outside
+  // thread, the index of the worker leased to sit out while the calling
+  // thread is the guest worker, or -1 (no seat: the caller hands off).
+  int seat_begin() noexcept;
+  // Gives the seat back; `leased` is what seat_begin() returned (>= 0).
+  void seat_end(int leased) noexcept;
   const std::vector<int>& cpus() const noexcept { return cpus_; }
 
  private:
@@ -135,6 +142,12 @@ class PoolCore {
   // which keep only a weak_ptr: they give the slot back when they exit if
   // the pool is still there.
   std::shared_ptr<InjectionSlots> injection_ = std::make_shared<InjectionSlots>();
+
+  // The seat's guest worker: no thread; the outside thread that holds the
+  // seat runs as it (index size(), one ring of every worker). Its deque is
+  // a victim of every worker's search. guest_taken_ says a thread holds it.
+  std::unique_ptr<Worker> guest_;
+  alignas(kCacheLine) std::atomic<bool> guest_taken_{false};
 
   // Sleep/wake protocol and quiescence waits (docs/design/pool.md).
   IdleWorkers idle_{*this};

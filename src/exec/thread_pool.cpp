@@ -171,6 +171,14 @@ PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_ne
     w->rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(i + 1);
     workers_.push_back(std::move(w));
   }
+  // The seat's guest: every worker one ring away (its thread's CPU is
+  // whatever the caller's is); its index is the leased worker's while seated.
+  guest_ = std::make_unique<Worker>();
+  guest_->rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(n + 1);
+  guest_->rings.emplace_back();
+  for (int i = 0; i < n; ++i) guest_->rings.back().push_back(i);
+  guest_->ring_kinds.push_back(StealRing::remote);
+  guest_->reach = 1;
   // Pinned workers' rings are known now; unpinned ones report where they
   // started and the rings are drawn once all have (set_victim_rings()).
   unread_cpus_.store(n, std::memory_order_relaxed);  // relaxed: the thread starts publish it
@@ -351,6 +359,7 @@ std::size_t PoolCore::take_back(bool (*take)(TaskNode*, const void*) noexcept, c
 bool PoolCore::anything_queued() const noexcept {
   for (const auto& w : workers_)
     if (!w->source.deque.empty()) return true;
+  if (!guest_->source.deque.empty()) return true;
   return injection_->any_marked([](const Source& s) { return !s.deque.empty(); });
 }
 
@@ -359,6 +368,7 @@ std::uint32_t PoolCore::queued_up_to(std::uint32_t cap) const noexcept {
   auto add = [&](const Source& s) { return (n += static_cast<std::uint64_t>(s.deque.size())) >= cap; };
   for (const auto& w : workers_)
     if (add(w->source)) return cap;
+  if (add(guest_->source)) return cap;
   return injection_->any_marked(add) ? cap : static_cast<std::uint32_t>(n);
 }
 
@@ -413,6 +423,18 @@ TaskNode* PoolCore::steal_any(Worker& w) noexcept {
         }
         retry |= s == Steal::retry;
       }
+    }
+    // The seat's guest (an outside caller computing as a worker): the
+    // farthest victim. An empty deque costs two loads.
+    if (&w != guest_.get()) {
+      const Steal s = guest_->source.deque.steal(t);
+      if (s == Steal::success) {
+        bump(w.counters.steals_by_ring[static_cast<std::size_t>(StealRing::remote)]);
+        trace_event(w, TraceKind::steal, -1, StealRing::remote);  // -1: an outside thread's deque
+        w.empty_searches = 0;
+        return t;
+      }
+      retry |= s == Steal::retry;
     }
     bool rearmed = false;
     std::array<TaskNode*, kInjectionBatch> batch;
@@ -510,11 +532,13 @@ void PoolCore::run_worker(Worker& w) {
 bool PoolCore::quiescent() const noexcept {
   std::uint64_t completed = 0;
   for (const auto& w : workers_) completed += w->completed.load(std::memory_order_acquire);  // acquire: see execute()
+  completed += guest_->completed.load(std::memory_order_acquire);  // acquire: as above
   // seq_cst fence: every completion counted above was pushed (and counted)
   // before it ran, so the push counts read after this are at least as large.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   std::uint64_t pushed = 0;
   for (const auto& w : workers_) pushed += w->source.pushed.load(std::memory_order_acquire);  // acquire: as above
+  pushed += guest_->source.pushed.load(std::memory_order_acquire);  // acquire: as above
   pushed += injection_->pushed();
   return completed == pushed;
 }
@@ -522,14 +546,12 @@ bool PoolCore::quiescent() const noexcept {
 PoolStats PoolCore::stats() const {
   PoolStats s;
   s.workers.reserve(workers_.size());
-  for (const auto& w : workers_) {
-    const WorkerCounters& c = w->counters;
+  const auto read = [](const Worker& w) {
+    const WorkerCounters& c = w.counters;
     // relaxed: a snapshot of counters nothing is published through.
     auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
     WorkerStats ws;
-    ws.index = w->index;
-    ws.tasks_run = get(w->completed);
-    ws.cpu = w->cpu;
+    ws.tasks_run = get(w.completed);
     for (std::size_t r = 0; r < ws.steals_by_ring.size(); ++r) {
       ws.steals_by_ring[r] = get(c.steals_by_ring[r]);
       ws.steals_from_workers += ws.steals_by_ring[r];
@@ -542,9 +564,18 @@ PoolStats PoolCore::stats() const {
     ws.spins_found_work = get(c.spins_found_work);
     ws.busy = std::chrono::nanoseconds(static_cast<std::int64_t>(get(c.busy_ns)));
     ws.idle = std::chrono::nanoseconds(static_cast<std::int64_t>(get(c.idle_ns)));
+    return ws;
+  };
+  for (const auto& w : workers_) {
+    WorkerStats ws = read(*w);
+    ws.index = w->index;
+    ws.cpu = w->cpu;  // written before the workers were released, never after
     s.total += ws;
     s.workers.push_back(ws);
   }
+  // The guest's index is the seated thread's to write: not read here.
+  s.seated = read(*guest_);
+  s.total += s.seated;
   return s;
 }
 

@@ -20,9 +20,11 @@
 /// optional std::stop_token.
 ///
 /// Work spreads by fork-join: a piece split off is handed to the pool (an
-/// idle worker takes it) while this thread goes on with the rest. Only the
-/// pool's workers compute: a call from a thread outside the pool goes to
-/// the pool as one task while the caller waits without computing
+/// idle worker takes it) while this thread goes on with the rest. At most
+/// the pool's P threads compute: a call from a thread outside the pool
+/// computes as one of them while a parked worker sits out (the pool's seat),
+/// or, when none is parked or another outside thread is seated, goes to the
+/// pool as one task while the caller waits without computing
 /// (weft/detail/exec/on_workers.hpp); a call from inside a pool task runs
 /// there, even on a pool of one worker, because waits run other tasks.
 ///

@@ -37,7 +37,7 @@ inline constexpr int kStealRings = 5;  ///< the number of StealRing values
 
 /// What one worker has done since the pool started (ThreadPool::stats()).
 struct WorkerStats {
-  int index = -1;                          ///< the worker; -1 in PoolStats::total
+  int index = -1;                          ///< the worker; -1 in PoolStats::total and seated
   int cpu = -1;                            ///< its pinned CPU, or where it started; -1 unknown or total
   std::uint64_t tasks_run = 0;             ///< tasks this worker finished
   std::uint64_t steals_from_workers = 0;   ///< tasks taken from another worker's deque,
@@ -58,7 +58,12 @@ struct WorkerStats {
 /// Every worker's WorkerStats, and their sum.
 struct PoolStats {
   std::vector<WorkerStats> workers;  ///< by worker index
-  WorkerStats total;                 ///< the sum over workers
+  /// What outside threads did in the pool's seat, computing a blocking
+  /// algorithm as one of the P while a worker sat out
+  /// (weft/detail/exec/seat.hpp): tasks run, steals, wake-ups sent, time
+  /// seated as `busy`. Index and CPU -1.
+  WorkerStats seated;
+  WorkerStats total;                 ///< the sum over workers and seated
 };
 
 }  // namespace weft

@@ -180,9 +180,14 @@ class ThreadPool {
   [[nodiscard]] int size() const noexcept;
   /// The CPUs the workers are pinned to (empty for Placement::none).
   [[nodiscard]] const std::vector<int>& cpus() const noexcept;
-  /// True on one of this pool's workers.
+  /// True on one of this pool's workers, and on an outside thread while it
+  /// computes a blocking algorithm (parallel_for, reduce, scan, sort, find)
+  /// as one of the pool's threads, in the pool's seat: then one parked
+  /// worker sits out, so P threads compute (weft/detail/exec/seat.hpp).
   [[nodiscard]] bool is_worker() const noexcept;
-  /// This thread's worker index in its pool, or -1 outside any pool.
+  /// This thread's worker index in its pool, or -1 outside any pool. An
+  /// outside thread in the pool's seat has the index of the worker sitting
+  /// out for it, which runs nothing meanwhile: one thread per index.
   static int current_worker_index() noexcept;
   /// Workers idle right now (searching for a task or parked): when to offer
   /// a loop's work to the pool (weft::adaptive). One relaxed load, so a hint

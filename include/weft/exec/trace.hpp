@@ -52,7 +52,7 @@ namespace weft {
 enum class TraceKind : std::uint8_t {
   task_start,  ///< a task began to run on this worker
   task_end,    ///< the innermost running task finished
-  steal,       ///< took a task from `peer` (a worker index; -1: a submitter's deque) in `ring`;
+  steal,       ///< took a task from `peer` (a worker index; -1: an outside thread's deque) in `ring`;
                ///< a batch from a submitter's deque is one event per task, at one time
   park,        ///< went to sleep
   wake,        ///< woke from a park
@@ -63,7 +63,7 @@ enum class TraceKind : std::uint8_t {
 struct TraceEvent {
   std::int64_t ns = 0;  ///< steady_clock::now(), in nanoseconds since its epoch
   TraceKind kind = TraceKind::task_start;  ///< what happened
-  std::int32_t peer = -1;           ///< steal: the victim worker, -1 a submitter's deque
+  std::int32_t peer = -1;           ///< steal: the victim worker, -1 an outside thread's deque
   StealRing ring = StealRing::smt;  ///< steal from a worker: how far it was
 };
 

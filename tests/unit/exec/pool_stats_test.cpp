@@ -43,6 +43,9 @@ TEST(PoolStats, TotalIsTheSumOfTheWorkers) {
     sum += s.workers[i];
   }
   EXPECT_EQ(s.total.index, -1);
+  EXPECT_EQ(s.seated.index, -1);
+  EXPECT_EQ(s.seated.tasks_run, 0U);  // posts only: nobody took the seat
+  sum += s.seated;
   EXPECT_EQ(sum.tasks_run, s.total.tasks_run);
   EXPECT_EQ(sum.steals_from_workers, s.total.steals_from_workers);
   EXPECT_EQ(sum.steals_from_submitters, s.total.steals_from_submitters);
