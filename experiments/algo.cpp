@@ -959,8 +959,9 @@ Result run_algo(const AlgoParams& p) {
               {"det_runs", p.det_runs},
               {"det_workers", p.det_workers},
               {"seed", "splitmix64 of the index"},
-              {"weft_threads", "a pool of `workers` workers; each call runs as a task on a worker while the "
-                               "calling thread waits without computing"},
+              {"weft_threads", "a pool of `workers` workers; the calling thread computes each call as one of "
+                               "them while a parked worker sits out (the pool's seat), or hands the call to a "
+                               "worker and waits when none is parked"},
               {"openmp_threads", "a parallel for region per call, num_threads(`workers`) including the calling "
                                  "thread, after an empty region that wakes the team; OpenMP's defaults otherwise "
                                  "(OMP_PROC_BIND as the environment sets it: the notes say)"},
