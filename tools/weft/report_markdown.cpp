@@ -29,11 +29,14 @@ std::string number(double v) {
 
 bool is_weft(const std::string& variant) { return variant.rfind("weft", 0) == 0; }
 
-// A row's workload-like labels, which split a metric into lines.
+// A row's workload-like labels, which split a metric into lines (fib's
+// full-size run has two cutoffs of one workload).
 std::string group_of(const nlohmann::json& row) {
   std::string g;
   for (const char* k : {"workload", "mode", "granularity"})
     if (row.contains(k) && row.at(k).is_string()) g += (g.empty() ? "" : ", ") + row.at(k).get<std::string>();
+  if (row.contains("cutoff") && row.at("cutoff").is_number_integer())
+    g += (g.empty() ? "" : ", ") + fmt::format("cutoff {}", row.at("cutoff").get<long long>());
   return g;
 }
 
