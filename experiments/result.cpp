@@ -2,6 +2,7 @@
 
 #include <sys/utsname.h>
 
+#include <cstdlib>
 #include <ctime>
 
 #include "weft/topo/topology.hpp"
@@ -80,9 +81,26 @@ std::optional<double> ratio(const Result& r, const Key& a, const Key& b) {
   return *x / *y;
 }
 
+std::optional<bool> goal_met(double value, std::string_view goal) {
+  for (const std::string_view op : {">= ", "<= ", "> ", "< "}) {
+    if (!goal.starts_with(op)) continue;
+    const std::string bound(goal.substr(op.size()));
+    char* end = nullptr;
+    const double x = std::strtod(bound.c_str(), &end);
+    if (end == bound.c_str() || *end != '\0') return std::nullopt;
+    if (op == ">= ") return value >= x;
+    if (op == "<= ") return value <= x;
+    return op == "> " ? value > x : value < x;
+  }
+  return std::nullopt;
+}
+
 void add_ratio(nlohmann::json& ratios, const std::string& what, std::optional<double> value,
                const std::string& goal) {
-  if (value && *value > 0) ratios.push_back({{"what", what}, {"value", *value}, {"goal", goal}});
+  if (!value || *value <= 0) return;
+  nlohmann::json r{{"what", what}, {"value", *value}, {"goal", goal}};
+  if (const auto met = goal_met(*value, goal)) r["met"] = *met;
+  ratios.push_back(std::move(r));
 }
 
 Row make_row(std::string variant, int threads, std::string metric, std::string unit, std::vector<double> samples,

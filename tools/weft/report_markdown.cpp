@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "weft/xp/registry.hpp"
+#include "weft/xp/result.hpp"
 
 namespace weft::cli {
 namespace {
@@ -81,24 +82,15 @@ void headline_lines(std::string& out, const std::string& name, const std::string
   }
 }
 
-// "met" when the run says, else from a goal of the form ">= x" or "<= x".
+// "met" when the run says (add_ratio() states it); a run recorded before
+// it did is judged from its goal the same way.
 std::string verdict(const nlohmann::json& ratio) {
-  if (ratio.contains("met") && ratio.at("met").is_boolean()) return ratio.at("met").get<bool>() ? "met" : "missed";
-  const std::string goal = ratio.value("goal", "");
-  const double v = ratio.value("value", 0.0);
-  for (const char* op : {">= ", "<= ", "> ", "< "}) {
-    const std::string o = op;
-    if (goal.rfind(o, 0) != 0) continue;
-    double x = 0;
-    try {
-      x = std::stod(goal.substr(o.size()));
-    } catch (const std::exception&) {
-      return "–";
-    }
-    const bool met = o == ">= " ? v >= x : o == "<= " ? v <= x : o == "> " ? v > x : v < x;
-    return met ? "met" : "missed";
-  }
-  return "–";
+  std::optional<bool> met;
+  if (ratio.contains("met") && ratio.at("met").is_boolean())
+    met = ratio.at("met").get<bool>();
+  else
+    met = xp::goal_met(ratio.value("value", 0.0), ratio.value("goal", ""));
+  return !met ? "–" : *met ? "met" : "missed";
 }
 
 }  // namespace

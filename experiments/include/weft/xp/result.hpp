@@ -108,8 +108,13 @@ std::optional<double> median(const Result& r, const Key& key);
 // median(a) / median(b), when both were measured and b's is not zero.
 std::optional<double> ratio(const Result& r, const Key& a, const Key& b);
 
-// Appends {what, value, goal} to an experiment's "ratios" list when the
-// value exists and is positive (both sides were measured).
+// Whether `value` meets `goal` (">= x", "<= x", "> x" or "< x"); nothing
+// for an empty or other goal.
+std::optional<bool> goal_met(double value, std::string_view goal);
+
+// Appends {what, value, goal, met} to an experiment's "ratios" list when the
+// value exists and is positive (both sides were measured); "met" only for
+// a goal goal_met() reads.
 void add_ratio(nlohmann::json& ratios, const std::string& what, std::optional<double> value,
                const std::string& goal);
 
