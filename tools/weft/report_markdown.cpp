@@ -19,9 +19,13 @@ namespace {
 std::string number(double v) {
   const double a = std::fabs(v);
   if (a >= 1e6) return fmt::format("{:#.3g} M", v / 1e6);
-  if (a >= 1000) {
-    std::string s = fmt::format("{:.0f}", v);
-    for (int i = static_cast<int>(s.size()) - 3; i > (v < 0 ? 1 : 0); i -= 3) s.insert(static_cast<std::size_t>(i), ",");
+  if (a >= 1000) {  // grouped by hand: fmt's "{:L}" depends on the locale
+    const std::string digits = fmt::format("{:.0f}", a);
+    std::string s = v < 0 ? "-" : "";
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
+      s += digits[i];
+    }
     return s;
   }
   if (a >= 100) return fmt::format("{:.0f}", v);
