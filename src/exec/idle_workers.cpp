@@ -45,19 +45,10 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     // Announce the sleep, then look once more: a submitter that pushed
     // before our announcement either sees it and wakes us, or its push is
     // visible to the rescan (see PoolCore::push()).
-    {
-      std::lock_guard lock(sleepers_mutex_);
-      sleepers_.push_back(w.index);
-      idle_state_.fetch_add(kSleeping - kSearching, std::memory_order_seq_cst);  // seq_cst: see push()
-    }
-    sched_point();
-    // acq_rel: wait_quiescent() waiters see the completions before the bump.
-    if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: the rescan below must follow the RMW
-    sched_point();
+    announce_sleep(w.index, kSleeping - kSearching);
     // acquire: a worker that sees the stop leaves, runs its on_worker_stop
     // hook and exits, all after what shutdown()'s thread did before its
-    // store. The fence above orders this load after our announcement; only
+    // store. The fence in announce_sleep() orders this load after our announcement; only
     // an acquire read of the stop orders our exit after the stopper (with a
     // relaxed load TSan caught the stop hook racing the owner's last reads).
     const bool stopping = pool_.stop_.load(std::memory_order_acquire);
@@ -192,21 +183,26 @@ int IdleWorkers::lease_sleeper() noexcept {
   return w;
 }
 
-void IdleWorkers::return_sleeper(int w) noexcept {
+void IdleWorkers::announce_sleep(int w, std::uint64_t delta) noexcept {
   {
     std::lock_guard lock(sleepers_mutex_);
     sleepers_.push_back(w);
-    idle_state_.fetch_add(kSleeping, std::memory_order_seq_cst);  // seq_cst: as the announcement in search_or_sleep()
+    idle_state_.fetch_add(delta, std::memory_order_seq_cst);  // seq_cst: see PoolCore::push()
   }
   sched_point();
-  // acq_rel: as a sleeper's bump: a quiescence waiter looks again (the
-  // seated caller's completions may have made the pool quiescent).
+  // acq_rel: wait_quiescent() waiters see the completions before the bump.
   if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
-  // seq_cst fence: the rescan follows the RMW above, as a sleeper's does: a
-  // push the lease kept from waking anyone (w was off the list and no one
-  // else idle) is seen here; a push after it sees w listed and wakes it.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: the caller's rescan must follow the RMW
   sched_point();
+}
+
+void IdleWorkers::return_sleeper(int w) noexcept {
+  // w's own announcement, made for it (it is parked, not searching): a push
+  // the lease kept from waking anyone (w off the list, nobody else idle) is
+  // seen by the rescan; a push after it sees w listed and wakes it. The
+  // epoch bump lets a quiescence waiter look again (the seated caller's
+  // completions may have made the pool quiescent).
+  announce_sleep(w, kSleeping);
   if (pool_.anything_queued()) notify_one();
 }
 

@@ -97,6 +97,12 @@ class IdleWorkers {
   static std::int64_t park(Worker& w, const WaitOptions& opts) noexcept;
   // Ends w's search because the pool stops with nothing queued.
   TaskNode* leave() noexcept;
+  // The sleep announcement (docs/design/pool.md): lists worker `w` and adds
+  // `delta` to the idle word (seq_cst RMW, under the mutex), bumps the idle
+  // epoch, then fences, so the caller's rescan of the queues follows it. By
+  // a worker about to park (searching -> sleeping), and by return_sleeper()
+  // for a leased worker still parked (-> sleeping).
+  void announce_sleep(int w, std::uint64_t delta) noexcept;
 
   PoolCore& pool_;
 
