@@ -144,8 +144,9 @@ class PoolCore {
   std::shared_ptr<InjectionSlots> injection_ = std::make_shared<InjectionSlots>();
 
   // The seat's guest worker: no thread; the outside thread that holds the
-  // seat runs as it (index size(), one ring of every worker). Its deque is
-  // a victim of every worker's search. guest_taken_ says a thread holds it.
+  // seat runs as it (under the leased worker's index, one ring of every
+  // worker). Its deque is a victim of every worker's search. guest_taken_
+  // says a thread holds it.
   std::unique_ptr<Worker> guest_;
   alignas(kCacheLine) std::atomic<bool> guest_taken_{false};
 

@@ -49,7 +49,9 @@ int PoolCore::seat_begin() noexcept {
   if (guest_taken_.exchange(true, std::memory_order_acquire)) return -1;
   const int leased = idle_.lease_sleeper();
   if (leased < 0) {
-    guest_taken_.store(false, std::memory_order_release);  // release: nothing of ours to publish, but pairs as above
+    // release: hands on the previous holder's writes, which our acquire saw,
+    // to the next thread that takes the seat.
+    guest_taken_.store(false, std::memory_order_release);
     return -1;
   }
   // The caller stands in for the worker that sits out, under its index:
