@@ -404,14 +404,15 @@ std::size_t omp_stack_bytes = kOmpStackBase;
   for (std::size_t i = 0; i < bytes; i += 4096) p[i] = 0;
 }
 
-// Runs `f` on a new thread with a stack of `bytes`, most of it faulted in
-// first, and waits for it; rethrows what `f` threw.
+// Runs `f` on a new thread with a stack of `bytes`, the scans' buffer of
+// it (all but kOmpStackBase) faulted in first, and waits for it; rethrows
+// what `f` threw.
 void on_own_stack(std::size_t bytes, const std::function<void()>& f) {
   struct Call {
     const std::function<void()>* f;
     std::size_t touch;
     std::exception_ptr error;
-  } call{&f, bytes - kOmpStackBase / 2, nullptr};
+  } call{&f, bytes - kOmpStackBase, nullptr};
   pthread_attr_t attr;
   if (int e = pthread_attr_init(&attr); e != 0) throw std::system_error(e, std::generic_category(), "pthread_attr_init");
   int e = pthread_attr_setstacksize(&attr, bytes);
