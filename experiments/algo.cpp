@@ -526,7 +526,6 @@ std::vector<T> generate(std::int64_t n, Make make) {
 // A sum, or a sum of squares, of n doubles.
 class Reduction {
  public:
-  static constexpr bool kReduction = true;
   Reduction(std::int64_t n, bool squares) : squares_(squares), x_(generate<double>(n, unit_double)) {
     Serial ex;
     run(ex);
@@ -558,7 +557,6 @@ class Reduction {
 // exclusive (out[i] is the sum before it, out[0] = 0).
 class Scan {
  public:
-  static constexpr bool kReduction = false;
   Scan(std::int64_t n, bool inclusive)
       : inclusive_(inclusive),
         x_(generate<std::int64_t>(n, [](std::uint64_t i) { return static_cast<std::int64_t>(mix(i) % 1000); })),
@@ -602,7 +600,6 @@ struct KeyIndex {
 template <class T, class Comp, bool kStable>
 class Sort {
  public:
-  static constexpr bool kReduction = false;
   template <class Make>
   Sort(std::int64_t n, Make make) : input_(generate<T>(n, make)) {
     Serial ex;
@@ -645,7 +642,6 @@ struct ByKey {
 // find_if over n uint64 (below 2^63) for the one element equal to 2^63, at `at`.
 class Find {
  public:
-  static constexpr bool kReduction = false;
   static constexpr std::uint64_t kTarget = std::uint64_t{1} << 63;
   Find(std::int64_t n, std::int64_t at)
       : x_(generate<std::uint64_t>(n, [](std::uint64_t i) { return mix(i) >> 1; })), at_(at) {
@@ -674,7 +670,6 @@ class Find {
 // order lands in the wrong place.
 class Pipe {
  public:
-  static constexpr bool kReduction = false;
   static constexpr int kPipelineRounds = 256;
   explicit Pipe(std::int64_t n) : in_(generate<std::uint64_t>(n, mix)), out_(in_.size()), expected_(in_.size()) {
     std::transform(in_.begin(), in_.end(), expected_.begin(), transform);
