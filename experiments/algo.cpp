@@ -1,5 +1,7 @@
 #include "weft/xp/algo.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -29,6 +31,8 @@
 #include "weft/exec/pipeline.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 #ifdef WEFT_HAVE_TBB
 // libstdc++ runs the parallel policies on oneTBB when its headers are there
@@ -969,5 +973,55 @@ Result run_algo(const AlgoParams& p) {
   r.extra["ratios"] = goal_ratios(r, p, workers);
   return r;
 }
+
+// The registration: `weft algo`, its sizes in the report, its figure.
+namespace {
+
+void print_compare(const Result& r) {
+  print_weft_over_tbb(
+      r, [](Key k, const Row& row) { return k.workload(row.labels.workload.value_or("")); },
+      [](const Row& row) { return fmt::format("{:<17} {} workers", row.labels.workload.value_or(""), row.threads); });
+  print_ratios(r, "Goals (at 2 workers):", 58);
+}
+
+const Register<AlgoParams> reg{{
+    .name = "algo",
+    .page = 100,
+    .title = "Parallel algorithms against oneTBB and std::execution::par",
+    .summary =
+        "Parallel reduce, scan, sort, find and a pipeline: weft against std (serial and std::execution::par) and oneTBB",
+    .seconds = {10, 50, 120},
+    // The scan holds three arrays of n int64, the stable sort three of sort_n pairs.
+    .options = {integer("--n", &AlgoParams::n, "Elements of the reduce, scan and find workloads", 1, 200'000'000),
+                integer("--sort-n", &AlgoParams::sort_n, "Elements of the sort workloads", 1, 100'000'000),
+                integer("--pipeline-n", &AlgoParams::pipeline_n, "Items of the pipeline workload", 1, 100'000'000),
+                integer("--det-runs", &AlgoParams::det_runs, "Runs per worker count (1, 2, 4) for the deterministic rows",
+                        1, 1000),
+                names("--workload", &AlgoParams::workloads, "Workloads", "workload", algo_workloads),
+                counts("--workers,-w", &AlgoParams::workers, "Thread counts", "available_parallelism"),
+                variants(&AlgoParams::variants, algo_variants), reps(&AlgoParams::reps)},
+    .sizes = {[](AlgoParams& p) {
+                p.n = 5'000'000;
+                p.sort_n = 1'000'000;
+                p.pipeline_n = 100'000;
+                p.reps = 3;
+              },
+              [](AlgoParams& p) {
+                p.n = 25'000'000;
+                p.sort_n = 5'000'000;
+                p.pipeline_n = 500'000;
+              },
+              nullptr},
+    .run = run_algo,
+    .heading =
+        [](const AlgoParams&) {
+          return std::string("Parallel algorithms: ms per run, speed-up over serial, deterministic reductions");
+        },
+    .print = print_compare,
+    .figures = {"algo_vs_serial"},
+    .headlines = {"ms"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

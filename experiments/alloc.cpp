@@ -1,6 +1,7 @@
 #include "weft/xp/alloc.hpp"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <list>
 #include <map>
 #include <memory_resource>
@@ -25,6 +27,8 @@
 #include "weft/mem/pool_resource.hpp"
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -513,5 +517,121 @@ Result run_alloc(const AllocParams& p) {
     r.notes.push_back(std::move(note));
   return r;
 }
+
+// The registration: `weft alloc`, its sizes in the report, its figures.
+namespace {
+
+// The list benchmark again, variant by thread count, with three significant
+// digits (the generic table rounds sub-0.1 s times to two decimals).
+void print_list_summary(const Result& r) {
+  const auto threads = r.params.value("threads", std::vector<int>{});
+  const auto variants = r.params.value("variants", std::vector<std::string>{});
+  if (threads.empty() || variants.empty()) return;
+  fmt::print("\nList benchmark, median ms per run [t(N)/t(1)/N]:\n{:<11}", "variant");
+  for (int n : threads) fmt::print(" {:>16}", fmt::format("{} thread{}", n, n == 1 ? "" : "s"));
+  fmt::print("\n");
+  for (const auto& v : variants) {
+    fmt::print("{:<11}", v);
+    for (int n : threads) {
+      const auto s = median(r, Key(v, "seconds", n));
+      const auto k = median(r, Key(v, "scalability", n));
+      const double ms = s.value_or(0) * 1e3;
+      std::string cell = !s ? "-" : ms >= 100 ? fmt::format("{:.0f}", ms) : fmt::format("{:.3g}", ms);
+      if (k) cell += fmt::format(" [{:.2f}]", *k);
+      fmt::print(" {:>16}", cell);
+    }
+    fmt::print("\n");
+  }
+}
+
+void print_published(const Result& r) {
+  print_list_summary(r);
+  print_ratios(r, "Ratios from this run (medians):", 58);
+  if (!print_article(r, "source", "method_alloc")) return;
+  const auto& pub = r.published;
+  fmt::print("  std::allocator time / ders time, per machine:\n");
+  for (auto it = pub["alloc_speedup_std_over_ders"].begin(); it != pub["alloc_speedup_std_over_ders"].end(); ++it)
+    fmt::print("    {:<24} {}\n", it.key(), it.value().get<std::string>());
+  fmt::print("  scalability t(N)/t(1)/N:\n");
+  for (auto it = pub["scalability"].begin(); it != pub["scalability"].end(); ++it)
+    fmt::print("    {:<24} {}\n", it.key(), it.value().get<std::string>());
+}
+
+// --threads: a list of counts, kept in ascending order (the run's rows and
+// its oversubscription note read the largest last).
+Option<AllocParams> sorted_threads() {
+  Option<AllocParams> o =
+      counts("--threads,-t", &AllocParams::threads, "Thread counts", "1,2,4 and available_parallelism");
+  o.set = [set = o.set](AllocParams& p, const std::vector<std::string>& v) {
+    set(p, v);
+    std::sort(p.threads.begin(), p.threads.end());
+  };
+  return o;
+}
+
+// Every thread holds `size` list nodes (~32 bytes each) at its peak.
+void check_memory(const AllocParams& p) {
+  const std::vector<int> t = p.threads.empty() ? default_alloc_threads() : p.threads;
+  const int most = *std::max_element(t.begin(), t.end());
+  constexpr long long kMaxNodes = 100'000'000;
+  if (static_cast<long long>(p.size) * most > kMaxNodes)
+    throw BadParam(fmt::format("--size {} x {} threads is more than {} live list nodes (memory)", p.size, most,
+                               kMaxNodes));
+}
+
+// One measurement, in the child process the parent re-executed.
+void run_child(const std::string& spec) {
+  try {
+    std::cout << run_alloc_child(spec) << std::endl;
+  } catch (const std::invalid_argument& e) {
+    throw BadParam(e.what());
+  }
+}
+
+const Register<AllocParams> reg{{
+    .name = "alloc",
+    .page = 50,
+    .article = "003_ders",
+    .title = "Allocators under threads",
+    .summary = "Allocators under threads: the article's list benchmark (Derevyago, the ders library)",
+    .seconds = {5, 10, 30},
+    .options = {integer("--rounds", &AllocParams::rounds, "Rounds per thread", 1, 1'000'000),
+                integer("--size", &AllocParams::size, "Ints pushed and popped per round", 1, 10'000'000),
+                integer("--pc-objects", &AllocParams::pc_objects, "Objects through the producer/consumer queue", 1,
+                        1'000'000'000),
+                sorted_threads(), reps(&AllocParams::reps)},
+    .sizes = {[](AllocParams& p) {
+                p.rounds = 100;
+                p.threads = {1, 2};
+                p.reps = 2;
+                p.pc_objects = 300'000;
+              },
+              [](AllocParams& p) {
+                p.rounds = 300;
+                p.threads = {1, 2};
+                p.reps = 3;
+                p.pc_objects = 500'000;
+              },
+              [](AllocParams& p) {
+                p.rounds = 1000;
+                p.threads = {1, 2};
+                p.reps = 3;
+                p.pc_objects = 1'000'000;
+              }},
+    .check = check_memory,
+    .run = run_alloc,
+    .heading =
+        [](const AllocParams&) {
+          return std::string("List benchmark (seconds, scalability t(N)/t(1)/N, peak RSS) and producer/consumer");
+        },
+    .print = print_published,
+    .child = run_child,
+    // Each measurement in a child process: this program, re-executed.
+    .prepare = [](AllocParams& p) { p.child_command = {"/proc/self/exe", "alloc", "--internal-child"}; },
+    .figures = {"alloc_seconds", "alloc_scalability"},
+    .headlines = {"seconds", "pc_ms"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

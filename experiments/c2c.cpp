@@ -1,6 +1,13 @@
 #include "weft/xp/c2c.hpp"
 
+#include <fmt/color.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <string_view>
 #include <thread>
 
 #include "weft/detail/cache_line.hpp"
@@ -8,6 +15,8 @@
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 namespace weft::xp {
 
@@ -98,5 +107,94 @@ Result run_c2c(const C2cParams& p) {
   r.rows.push_back(row);
   return r;
 }
+
+// The registration: `weft c2c`, its sizes in the report, its heatmap.
+namespace {
+
+void print_matrix(const Result& r) {
+  const auto& cpus = r.extra["allowed_cpus"];
+  const auto& m = r.extra["matrix_ns"];
+  const bool colour = isatty(STDOUT_FILENO) != 0;
+  double lo = 1e300, hi = 0;
+  for (const auto& row : m)
+    for (const auto& v : row)
+      if (!v.is_null()) {
+        lo = std::min(lo, v.get<double>());
+        hi = std::max(hi, v.get<double>());
+      }
+  fmt::print("\nOne-way latency in ns (row: initiator CPU, column: responder CPU):\n{:>5}", "");
+  for (const auto& c : cpus) fmt::print(" {:>6}", c.get<int>());
+  fmt::print("\n");
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    fmt::print("{:>5}", cpus[i].get<int>());
+    for (const auto& v : m[i]) {
+      if (v.is_null()) {
+        fmt::print(" {:>6}", "-");
+        continue;
+      }
+      const double x = v.get<double>();
+      const std::string cell = fmt::format(" {:>6.0f}", x);
+      if (colour && hi > lo) {
+        const double t = (x - lo) / (hi - lo);  // green (fast) .. red (slow)
+        const auto red = static_cast<std::uint8_t>(80 + 175 * t);
+        const auto green = static_cast<std::uint8_t>(80 + 175 * (1 - t));
+        fmt::print(fmt::fg(fmt::rgb(red, green, 80)), "{}", cell);
+      } else {
+        fmt::print("{}", cell);
+      }
+    }
+    fmt::print("\n");
+  }
+  if (!r.rows.empty())
+    fmt::print("min {:.0f} ns, max {:.0f} ns, mean {:.0f} ns over {} pairs\n", r.rows[0].stats.min,
+               r.rows[0].stats.max, r.rows[0].labels.mean.value_or(0), r.rows[0].labels.pairs.value_or(0));
+}
+
+// --cpus: a CPU list, each CPU allowed; empty: every allowed CPU.
+void set_cpus(C2cParams& p, const std::vector<std::string>& values) {
+  if (values.size() != 1) throw BadParam("--cpus takes one value");
+  const std::string& text = values.front();
+  if (text.empty()) {
+    p.cpus.clear();
+    return;
+  }
+  CpuSet want;
+  try {
+    want = CpuSet::parse(text);
+  } catch (const std::exception& e) {
+    const std::string_view w(e.what());
+    throw BadParam(fmt::format("--cpus: {}", w.rfind("weft: ", 0) == 0 ? w.substr(6) : w));
+  }
+  if (want.empty()) throw BadParam("--cpus: no CPU given");
+  const CpuSet& allowed = Topology::instance().allowed();
+  for (int c : want)
+    if (!allowed.contains(c))
+      throw BadParam(
+          fmt::format("--cpus: CPU {} does not exist or is not allowed (allowed: {})", c, allowed.to_string()));
+  p.cpus = want.to_vector();
+}
+
+const Register<C2cParams> reg{{
+    .name = "c2c",
+    .page = 20,
+    .article = "000_ring_latency",
+    .title = "Core-to-core latency",
+    .summary = "Core-to-core latency matrix over the allowed CPUs",
+    .seconds = {0.5, 0.5, 1},
+    .options = {custom<C2cParams>("--cpus", "CPUs to measure, e.g. 0-3,8", "all allowed", set_cpus,
+                                  [](const C2cParams& p) { return reg::join(p.cpus); }),
+                integer("--round-trips", &C2cParams::round_trips, "Round trips per sample", 1, 100'000'000),
+                integer("--samples", &C2cParams::samples, "Samples per pair, after one warm-up", 1, 10'000)},
+    .sizes = {[](C2cParams& p) { p.samples = 3; }, nullptr, [](C2cParams& p) { p.samples = 15; }},
+    .run = run_c2c,
+    .heading =
+        [](const C2cParams&) {
+          return std::string("Core-to-core latency: two pinned threads bounce one cache line");
+        },
+    .print = print_matrix,
+    .figures = {"c2c_heatmap"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

@@ -23,6 +23,8 @@
 #include "weft/exec/when_all.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/xp/fib.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 #ifdef WEFT_HAVE_ASIO
 #include <boost/asio/post.hpp>
@@ -671,5 +673,45 @@ Result run_coro(const CoroParams& p) {
   r.extra["ratios"] = goal_ratios(r, p.workers);
   return r;
 }
+
+// The registration: `weft coro`, its sizes in the report, its figure.
+namespace {
+
+const Register<CoroParams> reg{{
+    .name = "coro",
+    .page = 110,
+    .title = "Coroutines, futures and cancellation against oneTBB and Boost.Asio",
+    .summary = "Coroutine fork-join, a hop onto the pool, fan-in and cancelling queued tasks: weft against oneTBB and "
+               "Boost.Asio",
+    .seconds = {3, 15, 30},
+    // Each queued task of --cancel-tasks holds a pool block and a deque slot.
+    .options = {integer("--fib-n", &CoroParams::fib_n, "fib(n) of the fork-join workload, no cutoff", 1, 40),
+                integer("--hops", &CoroParams::hops, "Hops onto the pool per sample", 1, 100'000'000),
+                integer("--fan-in", &CoroParams::fan_in, "Tiny tasks per fan-in", 1, 10'000'000),
+                integer("--fan-ins", &CoroParams::fan_ins, "Fan-ins per sample", 1, 100'000),
+                integer("--cancel-tasks", &CoroParams::cancel_tasks, "Queued tasks a group cancels", 1, 100'000'000),
+                names("--workload", &CoroParams::workloads, "Workloads", "workload", coro_workloads),
+                counts("--workers,-w", &CoroParams::workers, "Worker counts", "2"),
+                variants(&CoroParams::variants, coro_variants), reps(&CoroParams::reps)},
+    .sizes = {[](CoroParams& p) {
+                p.fib_n = 25;
+                p.hops = 20'000;
+                p.fan_ins = 5;
+                p.cancel_tasks = 200'000;
+                p.reps = 3;
+              },
+              nullptr, [](CoroParams& p) { p.reps = 9; }},
+    .run = run_coro,
+    .heading =
+        [](const CoroParams&) {
+          return std::string(
+              "Coroutines and async composition: ns per spawn, ns per hop, us per fan-in, cancel ms");
+        },
+    .print = [](const Result& r) { print_ratios(r, "Goals (at 2 workers):", 58); },
+    .figures = {"coro_vs_peers"},
+    .headlines = {"ms", "ns_per_hop", "us_per_fan_in", "cancel_ms"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

@@ -1,5 +1,7 @@
 #include "weft/xp/fib.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <stdexcept>
 
@@ -8,6 +10,8 @@
 #include "weft/detail/exec/on_workers.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 namespace weft::xp {
 
@@ -85,7 +89,7 @@ std::int64_t fib_spawns(int n, int cutoff) {
 }
 
 Result run_fib(const FibParams& p) {
-  if (p.n < 0 || p.n > kFibMaxN) throw std::invalid_argument("fib: n out of range");
+  if (p.n < 2 || p.n > kFibMaxN) throw std::invalid_argument("fib: n out of range");
   const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;
   std::vector<int> cutoffs{0};
   if (p.cutoff > 0) cutoffs.push_back(p.cutoff);
@@ -155,5 +159,52 @@ Result run_fib(const FibParams& p) {
   }
   return r;
 }
+
+// The registration: `weft fib`, its sizes in the report, its figure.
+namespace {
+
+void print_compare(const Result& r) {
+  print_weft_over_tbb(
+      r, [](Key k, const Row& row) { return k.cutoff(row.labels.cutoff.value_or(0)); },
+      [](const Row& row) {
+        const int cutoff = row.labels.cutoff.value_or(0);
+        return fmt::format("{} threads, {:<10}", row.threads,
+                           cutoff > 0 ? fmt::format("cutoff {}", cutoff) : std::string("no cutoff"));
+      });
+}
+
+const Register<FibParams> reg{{
+    .name = "fib",
+    .page = 80,
+    .title = "Fork-join fib: the cost of a spawn",
+    .summary = "Recursive fork-join Fibonacci: the cost of a spawn",
+    .seconds = {1, 2, 5},
+    .options = {integer("--n", &FibParams::n, "fib(n), spawning ~1.6^n tasks", 2, kFibMaxN),
+                integer("--cutoff", &FibParams::cutoff,
+                        "Also measure with calls below this n computed serially (0: only no cutoff)", 0, kFibMaxN),
+                counts("--workers,-w", &FibParams::workers, "Thread counts", "available_parallelism"),
+                variants(&FibParams::variants, fib_variants), reps(&FibParams::reps)},
+    .sizes = {[](FibParams& p) {
+                p.n = 25;
+                p.reps = 3;
+              },
+              nullptr,
+              [](FibParams& p) {
+                p.reps = 9;
+                p.cutoff = 12;
+              }},
+    .check =
+        [](const FibParams& p) {
+          if (p.cutoff > p.n)
+            throw BadParam(fmt::format("--cutoff {} is above --n {}: nothing would spawn", p.cutoff, p.n));
+        },
+    .run = run_fib,
+    .heading = [](const FibParams& p) { return fmt::format("Fork-join fib({}): ms per run and ns per spawned task", p.n); },
+    .print = print_compare,
+    .figures = {"fib_ms"},
+    .headlines = {"ms"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

@@ -1,5 +1,6 @@
 #include "weft/xp/idle.hpp"
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include <algorithm>
@@ -18,6 +19,8 @@
 #include "weft/exec/thread_pool.hpp"
 #include "weft/harness/process.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 #ifdef WEFT_HAVE_ASIO
 #include <boost/asio/post.hpp>
@@ -270,5 +273,71 @@ Result run_idle(const IdleParams& p) {
   }
   return r;
 }
+
+// The registration: `weft idle`, its sizes in the report, its figures.
+namespace {
+
+void print_above_baseline(const Result& r) {
+  const auto base = median(r, Key("baseline", "cpu_ms_tick_2s"));
+  if (!base) return;
+  fmt::print("\nWith a task every 1 ms (medians): CPU ms above the baseline over 2 s, and the wait from post "
+             "to start:\n");
+  fmt::print("  {:<14} {:>10} {:>14} {:>14}\n", "pool", "CPU ms", "start us", "start p99 us");
+  for (const auto& row : r.rows) {
+    if (row.variant == "baseline" || row.metric != "cpu_ms_tick_2s" || !row.measured) continue;
+    const auto start = median(r, Key(row.variant, "start_latency_us"));
+    const auto p99 = median(r, Key(row.variant, "start_latency_p99_us"));
+    fmt::print("  {:<14} {:>10.1f} {:>14.1f} {:>14.1f}\n", row.variant, row.stats.median - *base, start.value_or(0),
+               p99.value_or(0));
+  }
+}
+
+// --workers: one count; unset (0) is available_parallelism().
+Option<IdleParams> workers_option() {
+  Option<IdleParams> o = integer("--workers,-w", &IdleParams::workers, "Workers per pool", 1, 256);
+  o.default_text = "available_parallelism";
+  return o;
+}
+
+// One measurement, in the child process the parent re-executed.
+void run_child(const std::string& spec) {
+  if (run_idle_child(spec) != 0) throw std::runtime_error("idle: writing the measurement failed");
+}
+
+const Register<IdleParams> reg{{
+    .name = "idle",
+    .page = 120,
+    .article = {},  // weft's own
+    .title = "What an idle pool burns, and what its spin buys",
+    .summary = "CPU burnt by an idle pool and by one task per millisecond, and the latency from post to start",
+    .seconds = {5, 20, 60},
+    .options = {real("--seconds", &IdleParams::seconds, "Idle phase length; the tick phase is twice it", 0.05, 60,
+                     false),
+                workers_option(), variants(&IdleParams::variants, idle_variants), reps(&IdleParams::reps)},
+    .sizes = {[](IdleParams& p) {
+                p.seconds = 0.25;
+                p.reps = 1;
+              },
+              [](IdleParams& p) {
+                p.seconds = 0.5;
+                p.reps = 2;
+              },
+              nullptr},
+    .run = run_idle,
+    .heading =
+        [](const IdleParams&) {
+          return std::string("Idle pools: process CPU ms over 1 s idle and over 2 s with a task every 1 ms, and the "
+                             "post-to-start latency");
+        },
+    .print = print_above_baseline,
+    .child = run_child,
+    // Each measurement in a child process of its own, so that threads another
+    // variant left behind (oneTBB keeps its workers) are not counted.
+    .prepare = [](IdleParams& p) { p.child_exe = "/proc/self/exe"; },
+    .figures = {"idle_cpu", "idle_latency"},
+    .headlines = {"cpu_ms_idle_1s", "cpu_ms_tick_2s", "start_latency_us"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

@@ -2,8 +2,10 @@
 #include "weft/xp/io.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +25,8 @@
 #include "weft/io/reader.hpp"
 #include "weft/io/writer.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 namespace weft::xp {
 
@@ -427,5 +431,108 @@ Result run_io(const IoParams& p) {
     r.notes.push_back(std::move(note));
   return r;
 }
+
+// The registration: `weft io`, its sizes in the report, its figure.
+namespace {
+
+void print_published(const Result& r) {
+  print_ratios(r, "Ratios from this run (medians of MB/s):", 62);
+  if (!print_article(r, "source", "method_file")) return;
+  const auto& pub = r.published;
+  fmt::print("  speed-up of ders buf_reader/buf_writer over fgetc/fputc, one figure per compiler:\n");
+  for (auto it = pub["file_speedup_over_stdio"].begin(); it != pub["file_speedup_over_stdio"].end(); ++it) {
+    std::string figs;
+    for (const auto& f : it.value()) figs += (figs.empty() ? "" : ", ") + f.get<std::string>() + "x";
+    fmt::print("    {:<12} {}\n", it.key(), figs);
+  }
+}
+
+// The directory must exist, take a new subdirectory, and hold the files.
+void check_tmpdir(const std::string& dir, std::int64_t needed) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) throw BadParam(fmt::format("--tmpdir '{}' does not exist", dir));
+  if (!std::filesystem::is_directory(dir, ec)) throw BadParam(fmt::format("--tmpdir '{}' is not a directory", dir));
+  std::string probe = dir + "/weft-io-probe-XXXXXX";
+  if (mkdtemp(probe.data()) == nullptr)
+    throw BadParam(fmt::format("--tmpdir '{}' is not writable: {}", dir, std::strerror(errno)));
+  ::rmdir(probe.c_str());
+  struct statvfs vfs {};
+  if (statvfs(dir.c_str(), &vfs) != 0)
+    throw BadParam(fmt::format("--tmpdir '{}': statvfs failed: {}", dir, std::strerror(errno)));
+  const double free_bytes = static_cast<double>(vfs.f_bavail) * static_cast<double>(vfs.f_frsize);
+  if (static_cast<double>(needed) > free_bytes)
+    throw BadParam(fmt::format("--size-mb: the run needs {:.0f} MB in '{}' (a source and a copy per thread), "
+                               "only {:.0f} MB are free",
+                               static_cast<double>(needed) / 1e6, dir, free_bytes / 1e6));
+}
+
+constexpr std::int64_t kMb = 1'000'000;
+
+// --size-mb: the file size in MB of 10^6 bytes (the parameters keep bytes).
+Option<IoParams> size_option() {
+  return custom<IoParams>(
+      "--size-mb", "Size of each file in MB of 10^6 bytes", "",
+      [](IoParams& p, const std::vector<std::string>& v) {
+        const std::int64_t mb = reg::parse_integer("--size-mb", v);
+        if (mb < 1) throw BadParam(fmt::format("--size-mb must be at least 1, got {}", mb));
+        if (mb > 1'000'000) throw BadParam(fmt::format("--size-mb must be at most 1000000, got {}", mb));
+        p.size_bytes = mb * kMb;
+      },
+      [](const IoParams& p) { return std::to_string(p.size_bytes / kMb); });
+}
+
+// --threads: the copies' counts, in ascending order.
+Option<IoParams> threads_option() {
+  Option<IoParams> o =
+      counts("--threads,-t", &IoParams::threads, "Concurrent copies", "1 and available_parallelism");
+  o.set = [set = o.set](IoParams& p, const std::vector<std::string>& v) {
+    set(p, v);
+    std::sort(p.threads.begin(), p.threads.end());
+  };
+  return o;
+}
+
+const Register<IoParams> reg{{
+    .name = "io",
+    .page = 60,
+    .article = "003_ders",
+    .title = "File copies: byte by byte and by blocks",
+    .summary = "Byte-by-byte and block file copies: stdio, iostream, weft (Derevyago, the ders library)",
+    .seconds = {3, 8, 20},
+    .options = {size_option(),
+                custom<IoParams>(
+                    "--tmpdir", "Directory for the files", "$TMPDIR or /tmp",
+                    [](IoParams& p, const std::vector<std::string>& v) {
+                      if (v.size() != 1) throw BadParam("--tmpdir takes one value");
+                      p.tmpdir = v.front();
+                    },
+                    [](const IoParams& p) { return p.tmpdir; }),
+                threads_option(), reps(&IoParams::reps)},
+    .sizes = {[](IoParams& p) {
+                p.size_bytes = 16 * kMb;
+                p.reps = 2;
+              },
+              [](IoParams& p) {
+                p.size_bytes = 32 * kMb;
+                p.reps = 3;
+              },
+              nullptr},
+    .check =
+        [](const IoParams& p) {
+          const std::vector<int> t = p.threads.empty() ? default_io_threads() : p.threads;
+          check_tmpdir(p.tmpdir.empty() ? default_tmpdir() : p.tmpdir,
+                       io_space_needed(p.size_bytes, *std::max_element(t.begin(), t.end())));
+        },
+    .run = run_io,
+    .heading =
+        [](const IoParams&) {
+          return std::string("File copy, byte by byte and by blocks: MB/s (aggregate over concurrent copies)");
+        },
+    .print = print_published,
+    .figures = {"io_mb_per_s"},
+    .headlines = {"mb_per_s"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

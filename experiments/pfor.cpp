@@ -1,5 +1,7 @@
 #include "weft/xp/pfor.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <numeric>
@@ -10,6 +12,8 @@
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 #ifdef WEFT_HAVE_TBB
 #include <oneapi/tbb/parallel_for.h>
@@ -197,5 +201,48 @@ Result run_pfor(const PforParams& p) {
   }
   return r;
 }
+
+// The registration: `weft pfor`, its sizes in the report, its figures.
+namespace {
+
+void print_compare(const Result& r) {
+  print_weft_over_tbb(
+      r, [](Key k, const Row& row) { return k.workload(row.labels.workload.value_or("")); },
+      [](const Row& row) { return fmt::format("{:<5} {} threads", row.labels.workload.value_or(""), row.threads); });
+}
+
+const Register<PforParams> reg{{
+    .name = "pfor",
+    .page = 90,
+    .title = "parallel_for overhead",
+    .summary = "parallel_for overhead: many small loops, and a big sum",
+    .seconds = {1, 2, 5},
+    .options = {integer("--rounds", &PforParams::rounds, "parallel_for calls in the spin workload", 1, 100'000),
+                integer("--items", &PforParams::items, "Items per call", 1, 10'000'000),
+                integer("--work-ns", &PforParams::work_ns, "Spin per item, ns", 1, 1'000'000),
+                integer("--sum-n", &PforParams::sum_n, "Integers in the sum workload", 1, 1'000'000'000),
+                counts("--workers,-w", &PforParams::workers, "Thread counts", "available_parallelism"),
+                variants(&PforParams::variants, pfor_variants), reps(&PforParams::reps)},
+    .sizes = {[](PforParams& p) {
+                p.rounds = 50;
+                p.reps = 3;
+              },
+              nullptr, [](PforParams& p) { p.reps = 9; }},
+    .check =
+        [](const PforParams& p) {
+          if (static_cast<double>(p.rounds) * p.items * p.work_ns > 600e9)
+            throw BadParam("--rounds x --items x --work-ns is more than 10 minutes of serial work");
+        },
+    .run = run_pfor,
+    .heading =
+        [](const PforParams&) {
+          return std::string("parallel_for: ms per run and ns per item (spin: ~1 us items; sum: 10^7 ints)");
+        },
+    .print = print_compare,
+    .figures = {"pfor_ms", "worker_strip"},
+    .headlines = {"ms"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

@@ -1,5 +1,9 @@
 #include "weft/xp/registry.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 namespace weft::xp {
 
 const char* to_string(Level level) noexcept {
@@ -11,105 +15,162 @@ const char* to_string(Level level) noexcept {
   return "default";
 }
 
+namespace reg {
+
+namespace {
+
+std::vector<std::unique_ptr<Experiment>>& registered() {
+  static std::vector<std::unique_ptr<Experiment>> all;
+  return all;
+}
+
+// One value of a scalar option.
+const std::string& one_value(const std::string& flag, const std::vector<std::string>& values) {
+  if (values.size() != 1) throw BadParam(flag + " takes one value");
+  return values.front();
+}
+
+}  // namespace
+
+void add_experiment(std::unique_ptr<Experiment> e) { registered().push_back(std::move(e)); }
+
+std::string long_name(std::string_view flags) { return std::string(flags.substr(0, flags.find(','))); }
+
+std::int64_t parse_integer(const std::string& flag, const std::vector<std::string>& values) {
+  const std::string& text = one_value(flag, values);
+  std::int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range) throw BadParam(flag + ": '" + text + "' is out of range");
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+    throw BadParam(flag + ": '" + text + "' is not an integer");
+  return v;
+}
+
+double parse_real(const std::string& flag, const std::vector<std::string>& values) {
+  const std::string& text = one_value(flag, values);
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || !std::isfinite(v))
+    throw BadParam(flag + ": '" + text + "' is not a number");
+  return v;
+}
+
+std::vector<std::string> parse_names(const std::string& what, const std::vector<std::string>& given,
+                                     const std::vector<std::string>& allowed) {
+  std::vector<std::string> out;
+  for (const auto& item : given) {
+    std::size_t start = 0;
+    while (start <= item.size()) {
+      const std::size_t comma = item.find(',', start);
+      const std::string name = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!name.empty()) {
+        if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+          throw BadParam("unknown " + what + " '" + name + "' (valid: " + join(allowed, ", ") + ")");
+        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (out.empty()) throw BadParam("no " + what + " given");
+  return out;
+}
+
+std::vector<int> parse_counts(const std::string& flag, const std::string& noun, const std::vector<std::string>& given,
+                              long long max) {
+  std::vector<int> out;
+  for (const auto& item : given) {
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t comma = item.find(',', start);
+      const std::string tok = item.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (tok.empty() && !item.empty()) throw BadParam(flag + ": an empty " + noun + " in '" + item + "'");
+      if (!tok.empty()) {
+        long long v = 0;
+        const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+        if (ec != std::errc() || ptr != tok.data() + tok.size()) throw BadParam(flag + ": '" + tok + "' is not a " + noun);
+        if (v < 1) throw BadParam(flag + " must be at least 1, got " + std::to_string(v));
+        if (v > max) throw BadParam(flag + " must be at most " + std::to_string(max) + ", got " + std::to_string(v));
+        const int n = static_cast<int>(v);
+        if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (out.empty()) throw BadParam(flag + ": no " + noun + " given");
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+std::string join(const std::vector<int>& items, const char* sep) {
+  std::string out;
+  for (int i : items) out += (out.empty() ? "" : sep) + std::to_string(i);
+  return out;
+}
+
+std::string show_real(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+}  // namespace reg
+
 const std::vector<Experiment>& experiments() {
-  // Seconds: on the 2-CPU reference VM, warm-up included, rounded up.
-  static const std::vector<Experiment> all{
-      {"topo", "", "CPU topology", "Show the CPU topology this process may use", {0.5, 0.5, 0.5}, {}, {}},
-      {"ring", "000_ring_latency", "Token ring: inter-thread signalling latency",
-       "Token-ring signalling latency per flag (Qiita 2017: inter-thread signalling latency)",
-       {8, 20, 120}, {"ring"},
-       {"--reps 3", "--reps 5", "--reps 9"},
-       {"ns_per_hop"}},
-      {"c2c", "000_ring_latency", "Core-to-core latency", "Core-to-core latency matrix over the allowed CPUs",
-       {0.5, 0.5, 1}, {"c2c_heatmap"},
-       {"--samples 3", "--samples 7", "--samples 15"}},
-      {"tasks", "001_async_vs_pool", "Tiny tasks: std::async against thread pools",
-       "Tiny tasks through std::async and thread pools (Tkrzw blog 2021: std::async vs a thread pool)",
-       {10, 18, 120}, {"tasks_per_s"},
-       {"--tasks 200000 --async-tasks 5000 --round-trip-tasks 20000 --workers 1,2,4 --reps 3",
-        "--tasks 500000 --async-tasks 10000 --round-trip-tasks 20000 --workers 1,2,4,8 --reps 3", ""},
-       {"tasks_per_s", "round_trip_ns"}},
-      {"smt", "002_affinity_smt", "Threads on cores, SMT siblings and one CPU",
-       "Threads on cores, on SMT siblings and on one CPU (Bendersky 2016: affinity and hyperthreading)",
-       {2, 4, 8}, {"smt_slowdown"},
-       {"--size 10000000 --reps 3", "--size 50000000 --reps 3", "--size 50000000 --reps 5"}},
-      {"alloc", "003_ders", "Allocators under threads",
-       "Allocators under threads: the article's list benchmark (Derevyago, the ders library)", {5, 10, 30},
-       {"alloc_seconds", "alloc_scalability"},
-       {"--rounds 100 --threads 1,2 --reps 2 --pc-objects 300000",
-        "--rounds 300 --threads 1,2 --reps 3 --pc-objects 500000",
-        "--rounds 1000 --threads 1,2 --reps 3 --pc-objects 1000000"},
-       {"seconds", "pc_ms"}},
-      {"io", "003_ders", "File copies: byte by byte and by blocks",
-       "Byte-by-byte and block file copies: stdio, iostream, weft (Derevyago, the ders library)", {3, 8, 20},
-       {"io_mb_per_s"},
-       {"--size-mb 16 --reps 2", "--size-mb 32 --reps 3", "--size-mb 100 --reps 3"},
-       {"mb_per_s"}},
-      {"spin", "004_sleep_loops", "How lock waiters wait",
-       "How lock waiters wait: busy, yield, sleep, pause backoff (Intel: sleep loops for power and performance)",
-       {10, 40, 90}, {"spin_wall_vs_cpu"},
-       {"--work-ms 400 --time-limit 5 --threads 2,8 --granularity medium", "--work-ms 400 --time-limit 5",
-        "--time-limit 5"},
-       {"wall_ms", "cpu_s"}},
-      {"fib", "", "Fork-join fib: the cost of a spawn", "Recursive fork-join Fibonacci: the cost of a spawn",
-       {1, 2, 5}, {"fib_ms"},
-       {"--n 25 --reps 3", "--n 30 --reps 5", "--n 30 --reps 9 --cutoff 12"},
-       {"ms"}},
-      {"pfor", "", "parallel_for overhead", "parallel_for overhead: many small loops, and a big sum", {1, 2, 5},
-       {"pfor_ms", "worker_strip"},
-       {"--rounds 50 --reps 3", "--reps 5", "--reps 9"},
-       {"ms"}},
-      {"algo", "", "Parallel algorithms against oneTBB and std::execution::par",
-       "Parallel reduce, scan, sort, find and a pipeline: weft against std (serial and std::execution::par) and oneTBB",
-       {10, 50, 120}, {"algo_vs_serial"},
-       {"--n 5000000 --sort-n 1000000 --pipeline-n 100000 --reps 3",
-        "--n 25000000 --sort-n 5000000 --pipeline-n 500000 --reps 5",
-        "--n 50000000 --sort-n 10000000 --pipeline-n 1000000 --reps 5"},
-       {"ms"}},
-      {"coro", "", "Coroutines, futures and cancellation against oneTBB and Boost.Asio",
-       "Coroutine fork-join, a hop onto the pool, fan-in and cancelling queued tasks: weft against oneTBB and "
-       "Boost.Asio",
-       {3, 15, 30}, {"coro_vs_peers"},
-       {"--fib-n 25 --hops 20000 --fan-ins 5 --cancel-tasks 200000 --reps 3", "--reps 5", "--reps 9"},
-       {"ms", "ns_per_hop", "us_per_fan_in", "cancel_ms"}},
-      {"idle", "", "What an idle pool burns, and what its spin buys",
-       "CPU burnt by an idle pool and by one task per millisecond, and the latency from post to start",
-       {5, 20, 60}, {"idle_cpu", "idle_latency"},
-       {"--seconds 0.25 --reps 1", "--seconds 0.5 --reps 2", "--seconds 1 --reps 3"},
-       {"cpu_ms_idle_1s", "cpu_ms_tick_2s", "start_latency_us"}},
-      {"scale", "", "Scaling: speed-up from one worker to every CPU, and past them",
-       "Speed-up of fib, tasks, parallel_for and reduce from 1 worker to every allowed CPU (and K x them with "
-       "--oversubscribe): weft against oneTBB",
-       {3, 20, 45}, {"scale_speedup"},
-       {"--fib-n 24 --tasks 20000 --pfor-n 100000 --reduce-n 2000000 --reps 2", "--oversubscribe 2",
-        "--oversubscribe 8 --reps 5"},
-       {"ms"}},
-  };
+  // Built on first use, after every experiment file registered itself.
+  static const std::vector<Experiment> all = [] {
+    std::vector<Experiment> out;
+    for (auto& e : reg::registered()) out.push_back(std::move(*e));
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Experiment& a, const Experiment& b) { return a.page() < b.page(); });
+    return out;
+  }();
   return all;
 }
 
 const Experiment* find_experiment(std::string_view name) {
   for (const Experiment& e : experiments())
-    if (e.name == name) return &e;
+    if (e.name() == name) return &e;
   return nullptr;
 }
 
 nlohmann::json registry_json() {
   nlohmann::json out = nlohmann::json::array();
+  // The page opens with the machine: `weft topo` is a command, not an
+  // experiment (no sizes, no rows), but the report runs it first.
+  nlohmann::json topo_seconds, topo_args;
+  for (Level l : kLevels) {
+    topo_seconds[to_string(l)] = 0.5;
+    topo_args[to_string(l)] = "";
+  }
+  out.push_back({{"name", "topo"},
+                 {"article", nullptr},
+                 {"title", "CPU topology"},
+                 {"summary", "Show the CPU topology this process may use"},
+                 {"seconds", std::move(topo_seconds)},
+                 {"args", std::move(topo_args)},
+                 {"figures", nlohmann::json::array()},
+                 {"headlines", nlohmann::json::array()}});
   for (const Experiment& e : experiments()) {
     nlohmann::json seconds, args;
     for (Level l : kLevels) {
       seconds[to_string(l)] = e.seconds_at(l);
       args[to_string(l)] = e.args_at(l);
     }
-    out.push_back({{"name", e.name},
-                   {"article", e.article.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.article)},
-                   {"title", e.title},
-                   {"summary", e.summary},
+    out.push_back({{"name", e.name()},
+                   {"article", e.article().empty() ? nlohmann::json(nullptr) : nlohmann::json(e.article())},
+                   {"title", e.title()},
+                   {"summary", e.summary()},
                    {"seconds", std::move(seconds)},
                    {"args", std::move(args)},
-                   {"figures", e.figures},
-                   {"headlines", e.headlines}});
+                   {"figures", e.figures()},
+                   {"headlines", e.headlines()}});
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "weft/xp/ring.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -14,6 +16,9 @@
 #include "weft/sync/cpu_relax.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/topo/affinity.hpp"
+#include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 namespace weft::xp {
 
@@ -251,5 +256,83 @@ Result run_ring(const RingParams& p) {
     r.notes.push_back(std::move(note));
   return r;
 }
+
+// The registration: `weft ring`, its sizes in the report, its figure.
+namespace {
+
+void print_published(const Result& r) {
+  const int threads = r.params.value("threads", 0);
+  const auto& pub = r.published;
+  if (pub.is_null()) return;
+  fmt::print("\nThe article ({}), ns per hop:\n", pub.value("machine", std::string()));
+  fmt::print("{:>7} {:>10} {:>10} {:>10}\n", "threads", "condvar", "seq_cst", "release");
+  for (const auto& row : pub["ns_per_hop"]) {
+    const int t = row[0].get<int>();
+    fmt::print("{:>7} {:>10} {:>10} {:>10}{}\n", t, row[1].get<double>(), row[2].get<double>(),
+               row[3].get<double>(), t == threads ? "   <- this run's thread count" : "");
+  }
+}
+
+// --threads: a count, and a ring needs two.
+Option<RingParams> threads_option() {
+  Option<RingParams> o = integer("--threads,-t", &RingParams::threads, "Threads in the ring", 1, 256);
+  o.set = [set = o.set](RingParams& p, const std::vector<std::string>& v) {
+    set(p, v);
+    if (p.threads < 2) throw BadParam("--threads must be at least 2 (a ring needs two threads)");
+  };
+  return o;
+}
+
+// --hops: 0 leaves the count to each flag.
+Option<RingParams> hops_option() {
+  Option<RingParams> o =
+      integer("--hops", &RingParams::hops, "Hops per run (0: each flag's own)", 0, 1'000'000'000'000LL);
+  o.default_text = "0: 5e5 spinning and weft, 5e4 sleeping flags";
+  return o;
+}
+
+const Register<RingParams> reg{{
+    .name = "ring",
+    .page = 10,
+    .article = "000_ring_latency",
+    .title = "Token ring: inter-thread signalling latency",
+    .summary = "Token-ring signalling latency per flag (Qiita 2017: inter-thread signalling latency)",
+    .seconds = {8, 20, 120},
+    .options = {threads_option(),
+                names("--flag,-f", &RingParams::flags, "Flags to measure", "flag", ring_flags),
+                hops_option(),
+                custom<RingParams>(
+                    "--placement", "none, compact, spread, one_per_core, numa", "",
+                    [](RingParams& p, const std::vector<std::string>& v) {
+                      if (v.size() != 1) throw BadParam("--placement takes one value");
+                      try {
+                        p.placement = parse_placement(v.front());
+                      } catch (const std::invalid_argument& e) {
+                        throw BadParam(e.what());
+                      }
+                    },
+                    [](const RingParams& p) { return std::string(to_string(p.placement)); }),
+                real("--time-limit", &RingParams::time_limit_s, "Seconds before a crawling run is stopped", 0, 3600,
+                     true, " seconds"),
+                reps(&RingParams::reps)},
+    .sizes = {[](RingParams& p) { p.reps = 3; }, nullptr, [](RingParams& p) { p.reps = 9; }},
+    .check =
+        [](const RingParams& p) {
+          const std::size_t cores = Topology::instance().cores().size();
+          if (p.placement == Placement::one_per_core && p.threads > static_cast<int>(cores))
+            throw BadParam(
+                fmt::format("--placement one_per_core needs {} cores, only {} allowed", p.threads, cores));
+        },
+    .run = run_ring,
+    .heading =
+        [](const RingParams& p) {
+          return fmt::format("Token ring, {} threads: ns per hop (wall) and CPU ns per hop", p.threads);
+        },
+    .print = print_published,
+    .figures = {"ring"},
+    .headlines = {"ns_per_hop"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

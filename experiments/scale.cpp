@@ -1,5 +1,7 @@
 #include "weft/xp/scale.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -17,7 +19,10 @@
 #include "weft/exec/parallel_reduce.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/topo/topology.hpp"
 #include "weft/xp/fib.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 #ifdef WEFT_HAVE_TBB
 #include <oneapi/tbb/blocked_range.h>
@@ -539,5 +544,91 @@ Result run_scale(const ScaleParams& p) {
   r.extra["ratios"] = goal_ratios(r, p, workers, cpus);
   return r;
 }
+
+// The registration: `weft scale`, its sizes in the report, its figure.
+namespace {
+
+// The most workers a run may ask for: --workers' own bound.
+constexpr long long kMaxWorkers = 256;
+
+void print_compare(const Result& r) {
+  print_weft_over_tbb(
+      r, [](Key k, const Row& row) { return k.workload(row.labels.workload.value_or("")); },
+      [](const Row& row) { return fmt::format("{:<6} {} workers", row.labels.workload.value_or(""), row.threads); });
+  print_ratios(r, "Goals:", 58);
+}
+
+// --fib-n, with its bound's reason in the message.
+Option<ScaleParams> fib_n_option() {
+  return custom<ScaleParams>(
+      "--fib-n", fmt::format("fib(n) of the fib workload, at most {}", kScaleMaxFibN), "",
+      [](ScaleParams& p, const std::vector<std::string>& v) {
+        const std::int64_t n = reg::parse_integer("--fib-n", v);
+        if (n < 2 || n > kScaleMaxFibN)
+          throw BadParam(
+              fmt::format("--fib-n must be 2 to {} (fib(n) spawns ~1.6^n tasks), got {}", kScaleMaxFibN, n));
+        p.fib_n = static_cast<int>(n);
+      },
+      [](const ScaleParams& p) { return std::to_string(p.fib_n); });
+}
+
+void check_scale(const ScaleParams& p) {
+  if (static_cast<double>(p.tasks) * p.task_ns > 60e9 || static_cast<double>(p.pfor_n) * p.item_ns > 60e9)
+    throw BadParam("--tasks x --task-ns or --pfor-n x --item-ns is more than a minute of work per run");
+  const int cpus = available_parallelism();
+  if (static_cast<long long>(p.oversubscribe) * cpus > kMaxWorkers)
+    throw BadParam(fmt::format("--oversubscribe {} asks for {} workers on {} CPUs: at most {}", p.oversubscribe,
+                               static_cast<long long>(p.oversubscribe) * cpus, cpus, kMaxWorkers));
+  if (p.oversubscribe > 1 && !p.workers.empty())
+    throw BadParam("--oversubscribe sets the worker counts that --workers gives: use one of them");
+}
+
+const Register<ScaleParams> reg{{
+    .name = "scale",
+    .page = 130,
+    .title = "Scaling: speed-up from one worker to every CPU, and past them",
+    .summary = "Speed-up of fib, tasks, parallel_for and reduce from 1 worker to every allowed CPU (and K x them with "
+               "--oversubscribe): weft against oneTBB",
+    .seconds = {3, 20, 45},
+    // Each run holds a byte per task or item, and reduce_n doubles.
+    .options = {fib_n_option(),
+                integer("--tasks", &ScaleParams::tasks, "Tasks of the tasks workload", 1, 100'000'000),
+                integer("--task-ns", &ScaleParams::task_ns, "Spin per task, ns", 1, 1'000'000),
+                integer("--pfor-n", &ScaleParams::pfor_n, "Items of the pfor workload", 1, 1'000'000'000),
+                integer("--item-ns", &ScaleParams::item_ns, "Spin per pfor item, ns", 1, 1'000'000),
+                integer("--reduce-n", &ScaleParams::reduce_n, "Doubles of the reduce workload", 1, 500'000'000),
+                integer("--group-tasks", &ScaleParams::group_tasks, "Tasks of the group and groups workloads", 1,
+                        100'000'000),
+                integer("--oversubscribe", &ScaleParams::oversubscribe,
+                        "Go on past the allowed CPUs to K times them: 1, 2, 4, ... K x CPUs workers", 1, kMaxWorkers),
+                names("--workload", &ScaleParams::workloads, "Workloads", "workload", scale_workloads,
+                      reg::join(scale_default_workloads(), ", ")),
+                counts("--workers,-w", &ScaleParams::workers, "Worker counts",
+                       "1, 2, 4, ... up to the allowed CPUs, times --oversubscribe", kMaxWorkers),
+                variants(&ScaleParams::variants, scale_variants), reps(&ScaleParams::reps)},
+    .sizes = {[](ScaleParams& p) {
+                p.fib_n = 24;
+                p.tasks = 20'000;
+                p.pfor_n = 100'000;
+                p.reduce_n = 2'000'000;
+                p.reps = 2;
+              },
+              [](ScaleParams& p) { p.oversubscribe = 2; },
+              [](ScaleParams& p) {
+                p.oversubscribe = 8;
+                p.reps = 5;
+              }},
+    .check = check_scale,
+    .run = run_scale,
+    .heading =
+        [](const ScaleParams&) {
+          return std::string("Scaling: ms per run, speed-up over 1 worker, efficiency (speed-up / workers)");
+        },
+    .print = print_compare,
+    .figures = {"scale_speedup"},
+    .headlines = {"ms"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

@@ -1,5 +1,6 @@
 #include "weft/xp/smt.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <array>
@@ -11,6 +12,8 @@
 #include "weft/harness/run.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 namespace weft::xp {
 
@@ -211,5 +214,88 @@ Result run_smt(const SmtParams& p) {
   if (!topo.warning().empty()) r.notes.push_back("topology: " + topo.warning());
   return r;
 }
+
+// The registration: `weft smt`, its sizes in the report, its figure.
+namespace {
+
+// Per workload: median ms per thread, [slowdown against single], with the
+// article's figures under it.
+void print_published(const Result& r) {
+  fmt::print("\nThis run, median ms per thread [slowdown vs single]:\n{:<9}", "workload");
+  for (const auto& v : smt_variants()) fmt::print(" {:>17}", v);
+  fmt::print("\n");
+  for (const auto& w : smt_workloads()) {
+    fmt::print("{:<9}", w);
+    for (const auto& v : smt_variants()) {
+      const auto ms = median(r, Key(v, "ms").workload(w));
+      const auto sd = median(r, Key(v, "slowdown").workload(w));
+      std::string cell = "not measured";
+      if (ms) {
+        cell = fmt::format("{:.0f}", *ms);
+        if (sd) cell += fmt::format(" [{:.2f}x]", *sd);
+      }
+      fmt::print(" {:>17}", cell);
+    }
+    fmt::print("\n");
+  }
+  const auto& pub = r.published;
+  if (pub.is_null()) return;
+  fmt::print("\nThe article ({}; 10^8 floats per thread):\n", pub.value("machine", std::string()));
+  fmt::print("{:<9} {:>17} {:>17} {:>17} {:>17}\n", "workload", "single", "two-cores", "smt-siblings", "same-cpu");
+  fmt::print("{:<9} {:>17} {:>17} {:>17} {:>17}\n", "sum", "-", "unchanged", "unchanged", "-");
+  fmt::print("{:<9} {:>17} {:>17} {:>17} {:>17}\n", "sin", "540", "unchanged", "> 1.75x each", "-");
+  for (const auto& c : pub.value("claims", nlohmann::json::array())) fmt::print("  - {}\n", c.get<std::string>());
+  const long long size = r.params.value("size", 0LL);
+  if (size != 100'000'000)
+    fmt::print("  (this run: {} floats per thread; scale the article's ms by {:.2g})\n", size,
+               static_cast<double>(size) / 1e8);
+}
+
+// The cap only keeps the byte count below overflow; memory decides (check).
+constexpr long long kMaxSize = 1LL << 40;
+
+const Register<SmtParams> reg{{
+    .name = "smt",
+    .page = 40,
+    .article = "002_affinity_smt",
+    .title = "Threads on cores, SMT siblings and one CPU",
+    .summary = "Threads on cores, on SMT siblings and on one CPU (Bendersky 2016: affinity and hyperthreading)",
+    .seconds = {2, 4, 8},
+    .options = {integer("--size,-n", &SmtParams::size, "Floats per thread, as in the article", 1, kMaxSize),
+                reps(&SmtParams::reps)},
+    .sizes = {[](SmtParams& p) {
+                p.size = 10'000'000;
+                p.reps = 3;
+              },
+              [](SmtParams& p) {
+                p.size = 50'000'000;
+                p.reps = 3;
+              },
+              [](SmtParams& p) {
+                p.size = 50'000'000;
+                p.reps = 5;
+              }},
+    .check =
+        [](const SmtParams& p) {
+          const std::uint64_t need = smt_bytes_needed(p.size);
+          const std::uint64_t have = physical_memory_bytes();
+          if (have != 0 && need > have) {
+            throw BadParam(
+                fmt::format("--size {} needs {:.1f} GiB (two arrays of {} floats), the machine has {:.1f} GiB",
+                            p.size, static_cast<double>(need) / (1 << 30), p.size,
+                            static_cast<double>(have) / (1 << 30)));
+          }
+        },
+    .run = run_smt,
+    .heading =
+        [](const SmtParams&) {
+          return std::string("Sum and sin over a float array per thread: ms per thread and slowdown vs one thread");
+        },
+    .print = print_published,
+    .for_display = [](const Result& r) { return label_variants(r, &Labels::workload); },
+    .figures = {"smt_slowdown"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

@@ -1,6 +1,7 @@
 #include "weft/xp/spin.hpp"
 
 #include <sched.h>
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -24,6 +25,8 @@
 #include "weft/sync/event.hpp"
 #include "weft/sync/wait_options.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 namespace weft::xp {
 
@@ -460,5 +463,123 @@ Result run_spin(const SpinParams& p) {
   r.notes.push_back("cpu_s is the power proxy: CPU time the process burned, busy waiting included");
   return r;
 }
+
+// The registration: `weft spin`, its sizes in the report, its figure.
+namespace {
+
+// One matrix per metric: thread counts down, variants across; a '*' marks a
+// cell with runs stopped by the time limit.
+void print_matrix(const Result& r, const std::string& gran, const std::vector<int>& threads,
+                  const std::vector<std::string>& variants, const std::string& metric, const char* what) {
+  fmt::print("  {}:\n  {:>7}", what, "threads");
+  for (const auto& v : variants) fmt::print(" {:>13}", v);
+  fmt::print("\n");
+  for (int t : threads) {
+    fmt::print("  {:>7}", t);
+    for (const auto& v : variants) {
+      const Row* row = find(r, Key(v, metric, t).granularity(gran));
+      std::string cell = "-";
+      if (row != nullptr && row->measured) {
+        const double m = row->stats.median;
+        cell = m >= 100 ? fmt::format("{:.0f}", m) : fmt::format("{:.3g}", m);
+        if (row->labels.stopped_reps.value_or(0) > 0) cell += "*";
+      }
+      fmt::print(" {:>13}", cell);
+    }
+    fmt::print("\n");
+  }
+}
+
+double median_of(const Result& r, const std::string& v, int t, const std::string& g, const std::string& m) {
+  return median(r, Key(v, m, t).granularity(g)).value_or(0);
+}
+
+void print_published(const Result& r) {
+  const auto variants = r.params.value("variants", std::vector<std::string>{});
+  const auto threads = r.params.value("threads", std::vector<int>{});
+  const auto grans = r.params.value("granularities", std::vector<std::string>{});
+  for (const auto& g : grans) {
+    fmt::print("\nGranularity {} ({:g} us of work per item), medians (* = stopped by the time limit):\n", g,
+               spin_item_us(g));
+    print_matrix(r, g, threads, variants, "wall_ms", "wall ms");
+    print_matrix(r, g, threads, variants, "cpu_s", "CPU s (power proxy)");
+    print_matrix(r, g, threads, variants, "ctx_switches", "context switches");
+  }
+  const bool have = [&] {
+    for (const char* v : {"busy", "yield", "pause-backoff"})
+      if (std::find(variants.begin(), variants.end(), v) == variants.end()) return false;
+    return true;
+  }();
+  if (have) {
+    fmt::print("\nThis run against the article: wall time of busy and of yield over pause-backoff "
+               "(> 1: backoff faster), and busy's CPU time over backoff's:\n");
+    fmt::print("  {:<8} {:>7} {:>14} {:>14} {:>14}\n", "gran", "threads", "busy/backoff", "yield/backoff",
+               "CPU busy/bkoff");
+    for (const auto& g : grans) {
+      for (int t : threads) {
+        const double b = median_of(r, "pause-backoff", t, g, "wall_ms");
+        const double bc = median_of(r, "pause-backoff", t, g, "cpu_s");
+        if (b <= 0 || bc <= 0) continue;
+        fmt::print("  {:<8} {:>7} {:>14.2f} {:>14.2f} {:>14.2f}\n", g, t, median_of(r, "busy", t, g, "wall_ms") / b,
+                   median_of(r, "yield", t, g, "wall_ms") / b, median_of(r, "busy", t, g, "cpu_s") / bc);
+      }
+    }
+  }
+  if (!print_article(r, "machine", "method")) return;
+  const auto& pub = r.published;
+  for (const auto& c : pub.value("claims", nlohmann::json::array())) fmt::print("  - {}\n", c.get<std::string>());
+}
+
+// --granularity: its help says what each name means.
+Option<SpinParams> granularity_option() {
+  return custom<SpinParams>(
+      "--granularity,-g", "Work per item, comma list: coarse (100 us), medium (10 us), fine (1 us)", "all",
+      [](SpinParams& p, const std::vector<std::string>& v) {
+        p.granularities = reg::parse_names("granularity", v, spin_granularities());
+      },
+      [](const SpinParams& p) { return reg::join(p.granularities); }, true);
+}
+
+Result by_granularity(const Result& r) { return label_variants(r, &Labels::granularity); }
+
+const Register<SpinParams> reg{{
+    .name = "spin",
+    .page = 70,
+    .article = "004_sleep_loops",
+    .title = "How lock waiters wait",
+    .summary =
+        "How lock waiters wait: busy, yield, sleep, pause backoff (Intel: sleep loops for power and performance)",
+    .seconds = {10, 40, 90},
+    .options = {granularity_option(),
+                real("--work-ms", &SpinParams::work_ms, "Computation per run in ms, summed over its items", 1, 600'000,
+                     false, " ms"),
+                real("--time-limit", &SpinParams::time_limit_s, "Seconds before a crawling run is stopped", 0, 3600,
+                     true, " seconds"),
+                counts("--threads,-t", &SpinParams::threads, "Thread counts", "2,8,32", 1024),
+                variants(&SpinParams::variants, spin_variants, "--variant,-v"), reps(&SpinParams::reps)},
+    .sizes = {[](SpinParams& p) {
+                p.work_ms = 400;
+                p.time_limit_s = 5;
+                p.threads = {2, 8};
+                p.granularities = {"medium"};
+              },
+              [](SpinParams& p) {
+                p.work_ms = 400;
+                p.time_limit_s = 5;
+              },
+              [](SpinParams& p) { p.time_limit_s = 5; }},
+    .run = run_spin,
+    .heading =
+        [](const SpinParams&) {
+          return std::string(
+              "Lock-protected work queue: wall ms, CPU s, context switches and energy per waiting strategy");
+        },
+    .print = print_published,
+    .for_display = by_granularity,
+    .figures = {"spin_wall_vs_cpu"},
+    .headlines = {"wall_ms", "cpu_s"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

@@ -1,10 +1,13 @@
 #include "weft/xp/tasks.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <functional>
 #include <future>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +17,8 @@
 #include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
+#include "weft/xp/print.hpp"
+#include "weft/xp/registry.hpp"
 
 #ifdef WEFT_HAVE_OPENMP
 #include <omp.h>
@@ -394,5 +399,112 @@ Result run_tasks(const TasksParams& p) {
                     "run+wait); weft-submit-get-remote always waits for a worker");
   return r;
 }
+
+// The registration: `weft tasks`, its sizes in the report, its figure.
+namespace {
+
+// a / b of this run's medians (b / a when lower is better), against its
+// goal (0: none, the figure only).
+void print_ratio(const char* what, std::optional<double> ratio, double goal) {
+  if (!ratio) return;
+  if (goal == 0) {
+    fmt::print("  {:<58} {:>8.2f}x\n", what, *ratio);
+    return;
+  }
+  fmt::print("  {:<58} {:>8.2f}x  (goal >= {}x: {})\n", what, *ratio, goal, *ratio >= goal ? "met" : "MISSED");
+}
+void print_ratio(const char* what, const Result& r, const Key& a, const Key& b, bool lower_is_better, double goal) {
+  print_ratio(what, lower_is_better ? ratio(r, b, a) : ratio(r, a, b), goal);
+}
+
+void print_published(const Result& r) {
+  const auto& pub = r.published;
+  if (pub.is_null()) return;
+  const auto& qps = pub["tasks_per_s"];
+  fmt::print("\nThe article ({}), tasks per second beside this run's medians:\n",
+             pub.value("machine", std::string()));
+  fmt::print("{:<22} {:>7} {:>14} {:>14} {:>9}\n", "variant", "threads", "article", "this run", "ratio");
+  for (const auto& row : r.rows) {
+    if (row.metric != "tasks_per_s" || !qps.contains(row.variant)) continue;
+    const auto& figure = qps[row.variant];
+    double article = 0;
+    if (figure.is_number()) {
+      article = figure.get<double>();
+    } else {
+      const std::string key = std::to_string(row.threads);
+      if (!figure.contains(key)) continue;
+      article = figure[key].get<double>();
+    }
+    const std::string ours = row.measured ? fmt::format("{:.4g}", row.stats.median) : std::string("-");
+    const std::string ratio = row.measured ? fmt::format("{:.2f}x", row.stats.median / article) : std::string("-");
+    fmt::print("{:<22} {:>7} {:>14.4g} {:>14} {:>9}\n", row.variant, row.threads > 0 ? std::to_string(row.threads) : "",
+               article, ours, ratio);
+  }
+  // The goals weft's pool is held to, from this run's medians (2 workers).
+  constexpr int kW = 2;
+  const Key post("weft-post", "tasks_per_s", kW);
+  if (find(r, post) == nullptr) return;
+  fmt::print("\nweft against its peers, {} workers (medians of this run):\n", kW);
+  // The peers an outside thread posts to, as weft-post does; task_group and
+  // OpenMP tasks run some of them on the posting thread itself (their notes
+  // say how many), so they are figures, not goals.
+  std::optional<double> best;
+  for (const char* peer : {"article-pool", "tbb-enqueue", "asio-post"})
+    if (const auto m = median(r, Key(peer, "tasks_per_s", kW))) best = std::max(best.value_or(0.0), *m);
+  if (const auto weft = median(r, post); weft && best)
+    print_ratio("fire-and-forget: weft-post / best of article-pool, tbb-enqueue, asio-post", *weft / *best, 1.5);
+  print_ratio("fire-and-forget: weft-post / tbb-task_group", r, post,
+              Key("tbb-task_group", "tasks_per_s", kW).mode("fire_and_forget"), false, 0);
+  print_ratio("fire-and-forget: weft-post / openmp-task", r, post,
+              Key("openmp-task", "tasks_per_s", kW).mode("fire_and_forget"), false, 0);
+  print_ratio("round trip: weft-submit-get vs tbb-task_group run+wait (ns)", r,
+              Key("weft-submit-get", "round_trip_ns", kW), Key("tbb-task_group", "round_trip_ns", kW), true, 1.0);
+  print_ratio("round trip: weft-submit-get / article-pool-future", r, Key("weft-submit-get", "tasks_per_s", kW),
+              Key("article-pool-future", "tasks_per_s", kW), false, 50.0);
+  if (const auto remote = median(r, Key("weft-submit-get-remote", "round_trip_ns", kW)))
+    fmt::print("  {:<58} {:>8.0f} ns\n", "forced remote round trip (weft-submit-get-remote)", *remote);
+}
+
+const Register<TasksParams> reg{{
+    .name = "tasks",
+    .page = 30,
+    .article = "001_async_vs_pool",
+    .title = "Tiny tasks: std::async against thread pools",
+    .summary = "Tiny tasks through std::async and thread pools (Tkrzw blog 2021: std::async vs a thread pool)",
+    .seconds = {10, 18, 120},
+    .options = {integer("--tasks,-n", &TasksParams::tasks,
+                        "Tasks per run (std-async and round trips at most the two options below)", 1, 1'000'000'000),
+                integer("--async-tasks", &TasksParams::async_tasks, "At most this many std-async tasks (a thread each)",
+                        1, 1'000'000),
+                integer("--round-trip-tasks", &TasksParams::round_trip_tasks, "At most this many round trips per run",
+                        1, 1'000'000'000),
+                counts("--workers,-w", &TasksParams::workers, "Worker counts", "1,2,4,8,16"),
+                variants(&TasksParams::variants, tasks_variants), reps(&TasksParams::reps)},
+    .sizes = {[](TasksParams& p) {
+                p.tasks = 200'000;
+                p.async_tasks = 5'000;
+                p.round_trip_tasks = 20'000;
+                p.workers = {1, 2, 4};
+                p.reps = 3;
+              },
+              [](TasksParams& p) {
+                p.tasks = 500'000;
+                p.async_tasks = 10'000;
+                p.round_trip_tasks = 20'000;
+                p.workers = {1, 2, 4, 8};
+                p.reps = 3;
+              },
+              nullptr},
+    .run = run_tasks,
+    .heading =
+        [](const TasksParams&) {
+          return std::string("Tiny tasks (one atomic increment each): tasks per second, and ns per round trip");
+        },
+    .print = print_published,
+    .figures = {"tasks_per_s"},
+    .headlines = {"tasks_per_s", "round_trip_ns"},
+}};
+
+}  // namespace
 
 }  // namespace weft::xp

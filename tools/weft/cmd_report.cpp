@@ -152,27 +152,32 @@ class Progress {
   std::thread ticker_;
 };
 
-// The steps the report runs: the registered experiments in the registry's
-// order, unless --only leaves them out.
+// The steps the report runs: the topology, then the registered experiments
+// in page order, unless --only leaves them out.
+constexpr double kTopoSeconds = 0.5;
+
 std::vector<std::pair<std::string, double>> plan(const ReportOptions& o, Level level) {
   std::vector<std::pair<std::string, double>> steps;
+  const auto wanted = [&o](const std::string& name) {
+    return o.only.empty() || std::find(o.only.begin(), o.only.end(), name) != o.only.end();
+  };
+  if (wanted("topo")) steps.emplace_back("topo", kTopoSeconds);
   for (const xp::Experiment& e : xp::experiments())
-    if (o.only.empty() || std::find(o.only.begin(), o.only.end(), e.name) != o.only.end())
-      steps.emplace_back(e.name, e.seconds_at(level));
+    if (wanted(e.name())) steps.emplace_back(e.name(), e.seconds_at(level));
   return steps;
 }
 
 std::vector<std::string> runnable_names() {
-  std::vector<std::string> names;
-  for (const xp::Experiment& e : xp::experiments()) names.push_back(e.name);
+  std::vector<std::string> names{"topo"};
+  for (const xp::Experiment& e : xp::experiments()) names.push_back(e.name());
   return names;
 }
 
-void print_tables(const std::string& name, const std::string& heading, const xp::Result& r) {
-  const Subcommand* s = find_subcommand(name);
-  fmt::print("\n== {} ==\n{}\n\n", name, heading);
-  if (!r.rows.empty()) print_rows(r);
-  if (s && s->print_extra) s->print_extra(r);
+void print_tables(const xp::Experiment& e, const std::string& heading, const xp::Result& r) {
+  fmt::print("\n== {} ==\n{}\n\n", e.name(), heading);
+  const xp::Result shown = e.for_display(r);
+  if (!shown.rows.empty()) print_rows(shown);
+  e.print(r);
   for (const auto& n : r.notes) fmt::print("note: {}\n", n);
   std::fflush(stdout);
 }
@@ -180,9 +185,10 @@ void print_tables(const std::string& name, const std::string& heading, const xp:
 // A result to print as tables, under its heading.
 using Shown = std::vector<std::pair<std::string, xp::Result>>;
 
-// Runs `name` with `args` and keeps it for the tables.
-xp::Result run_shown(const Subcommand& s, const std::string& args, Shown& shown) {
-  shown.emplace_back(s.heading(args), s.run(args));
+// Runs `e` at `level`'s sizes with `given` on top, and keeps it for the tables.
+xp::Result run_shown(const xp::Experiment& e, Level level, const std::vector<xp::Given>& given, Shown& shown) {
+  const xp::Prepared p = e.prepare(level, given);
+  shown.emplace_back(p.heading, p.run());
   return shown.back().second;
 }
 
@@ -190,16 +196,16 @@ xp::Result run_shown(const Subcommand& s, const std::string& args, Shown& shown)
 // (oversubscribed there: the case where spinning flags collapse), in one
 // result whose rows carry their thread count; shown apart, as ring's own
 // table code expects one thread count.
-xp::Result run_report_ring(const Subcommand& s, Level level, Shown& shown) {
-  const std::string& args = xp::find_experiment("ring")->args_at(level);
-  std::string three = args + " --threads 3";
+xp::Result run_report_ring(const xp::Experiment& e, Level level, Shown& shown) {
+  std::vector<xp::Given> three{{"--threads", {"3"}}};
   if (static_cast<int>(Topology::instance().allowed().count()) < 3) {
     // Spinning flags crawl at a scheduler tick per hop here: bound them by
     // time, and give the sleeping flags a count they finish quickly.
-    three += fmt::format(" --hops 50000 --time-limit {}", level == Level::quick ? 0.5 : level == Level::standard ? 1.0 : 5.0);
+    three.push_back({"--hops", {"50000"}});
+    three.push_back({"--time-limit", {level == Level::quick ? "0.5" : level == Level::standard ? "1" : "5"}});
   }
-  xp::Result r = run_shown(s, args + " --threads 2", shown);
-  const xp::Result r3 = run_shown(s, three, shown);
+  xp::Result r = run_shown(e, level, {{"--threads", {"2"}}}, shown);
+  const xp::Result r3 = run_shown(e, level, three, shown);
   nlohmann::json by_threads;
   by_threads["2"] = r.params;
   by_threads["3"] = r3.params;
@@ -220,13 +226,13 @@ nlohmann::json run_topo() {
 // one broken experiment does not cost the report. `shown` gets the results
 // to print as tables.
 nlohmann::json run_one(const std::string& name, Level level, Shown& shown) {
-  const Subcommand* s = find_subcommand(name);
-  if (s == nullptr || (!s->run && name != "topo"))
-    return {{"experiment", name}, {"built", false}, {"note", "not built yet"}, {"results", nlohmann::json::array()}};
   try {
     if (name == "topo") return run_topo();
-    if (name == "ring") return xp::to_json(run_report_ring(*s, level, shown));
-    return xp::to_json(run_shown(*s, xp::find_experiment(name)->args_at(level), shown));
+    const xp::Experiment* e = xp::find_experiment(name);
+    if (e == nullptr)
+      return {{"experiment", name}, {"built", false}, {"note", "not built"}, {"results", nlohmann::json::array()}};
+    if (name == "ring") return xp::to_json(run_report_ring(*e, level, shown));
+    return xp::to_json(run_shown(*e, level, {}, shown));
   } catch (const std::exception& e) {
     return {{"experiment", name}, {"error", e.what()}, {"results", nlohmann::json::array()}};
   }
@@ -380,7 +386,7 @@ void run_report(const ReportOptions& o) {
     progress.end(since() - start);
     if (!o.json && !shown.empty()) {
       progress.hide();
-      for (const auto& [heading, r] : shown) print_tables(steps[i].first, heading, r);
+      for (const auto& [heading, r] : shown) print_tables(*xp::find_experiment(steps[i].first), heading, r);
     }
     all["experiments"].push_back(std::move(e));
   }
@@ -436,9 +442,6 @@ const Register reg{{
                       "Run nothing: print the README's results table from this results.json");
       sub->callback([o] { run_report(*o); });
     },
-    nullptr,
-    nullptr,
-    nullptr,
 }};
 
 }  // namespace

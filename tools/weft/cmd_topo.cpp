@@ -152,9 +152,6 @@ const Register reg{{
         }
       });
     },
-    nullptr,
-    nullptr,
-    nullptr,
 }};
 
 }  // namespace

@@ -72,7 +72,7 @@ void check_out(const std::string& out) {
 
 void check_experiment(const std::string& name) {
   std::vector<std::string> names;
-  for (const xp::Experiment& e : xp::experiments()) names.push_back(e.name);
+  for (const xp::Experiment& e : xp::experiments()) names.push_back(e.name());
   parse_names("experiment", {name}, names);
 }
 
@@ -241,9 +241,6 @@ const Register reg{{
       sub->allow_extras();
       sub->callback([o, sub] { run_trace(*o, sub->remaining()); });
     },
-    nullptr,
-    nullptr,
-    nullptr,
 }};
 
 }  // namespace

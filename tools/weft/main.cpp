@@ -25,10 +25,10 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("weft ") + WEFT_CLI_VERSION);
   std::string names;
   bool known = argc < 2 || argv[1][0] == '-';
-  for (const auto* sub : weft::cli::subcommands_in_order()) {
-    sub->add(app);
-    names += (names.empty() ? "" : ", ") + sub->name;
-    if (argc >= 2 && sub->name == argv[1]) known = true;
+  weft::cli::add_subcommands(app);
+  for (const std::string& name : weft::cli::subcommand_names()) {
+    names += (names.empty() ? "" : ", ") + name;
+    if (argc >= 2 && name == argv[1]) known = true;
   }
   if (!known) {
     // CLI11 would only say that a subcommand is required.

@@ -118,13 +118,13 @@ std::string results_markdown(const nlohmann::json& results) {
   std::string goals;
   for (const xp::Experiment& e : xp::experiments()) {
     const auto it = std::find_if(results.at("experiments").begin(), results.at("experiments").end(),
-                                 [&](const nlohmann::json& x) { return x.value("experiment", "") == e.name; });
+                                 [&](const nlohmann::json& x) { return x.value("experiment", "") == e.name(); });
     if (it == results.at("experiments").end()) continue;
     const nlohmann::json rows = it->value("results", nlohmann::json::array());
-    for (const std::string& metric : e.headlines) headline_lines(out, e.name, metric, rows, cpus);
+    for (const std::string& metric : e.headlines()) headline_lines(out, e.name(), metric, rows, cpus);
     for (const auto& r : it->value("ratios", nlohmann::json::array())) {
       if (r.value("goal", "").empty()) continue;
-      goals += fmt::format("| {} | {} | {} | {} | {} |\n", e.name, r.value("what", ""), number(r.value("value", 0.0)),
+      goals += fmt::format("| {} | {} | {} | {} | {} |\n", e.name(), r.value("what", ""), number(r.value("value", 0.0)),
                            r.value("goal", ""), verdict(r));
     }
   }

@@ -1,0 +1,168 @@
+// One registration per experiment (weft/xp/registry.hpp): the options, their
+// checks, their defaults in --help and the report's sizes all come from it.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli_run.hpp"
+#include "weft/xp/registry.hpp"
+
+namespace weft {
+namespace {
+
+using test::CliRun;
+using test::run_cli;
+
+// A made-up experiment, registered only in this test program.
+struct ToyParams {
+  int n = 30;
+  long long items = 1000;
+  double seconds = 1.5;
+  std::vector<int> workers;
+  std::vector<std::string> variants = {"a", "b"};
+  int reps = 5;
+};
+
+const std::vector<std::string>& toy_variants() {
+  static const std::vector<std::string> v{"a", "b"};
+  return v;
+}
+
+xp::Spec<ToyParams> toy_spec() {
+  return {
+      .name = "toy",
+      .page = 1000,
+      .title = "A toy",
+      .summary = "A toy experiment",
+      .seconds = {1, 2, 3},
+      .options = {xp::integer("--n", &ToyParams::n, "The size", 2, 40),
+                  xp::integer("--items,-i", &ToyParams::items, "Items", 1, 1'000'000),
+                  xp::real("--seconds", &ToyParams::seconds, "How long", 0, 60, true),
+                  xp::counts("--workers,-w", &ToyParams::workers, "Worker counts", "available_parallelism"),
+                  xp::variants(&ToyParams::variants, toy_variants), xp::reps(&ToyParams::reps)},
+      .sizes = {[](ToyParams& p) {
+                  p.n = 25;
+                  p.reps = 3;
+                },
+                nullptr,
+                [](ToyParams& p) {
+                  p.workers = {1, 2};
+                  p.variants = {"b"};
+                  p.seconds = 0.25;
+                }},
+      .check =
+          [](const ToyParams& p) {
+            if (p.items < p.n) throw xp::BadParam("--items must be at least --n");
+          },
+      .run =
+          [](const ToyParams& p) {
+            xp::Result r;
+            r.experiment = "toy";
+            r.params = {{"n", p.n}, {"items", p.items}, {"reps", p.reps}};
+            return r;
+          },
+      .heading = [](const ToyParams& p) {
+        return "toy n=" + std::to_string(p.n) + " items=" + std::to_string(p.items) +
+               " seconds=" + std::to_string(p.seconds) + " workers=" + std::to_string(p.workers.size()) +
+               " variants=" + std::to_string(p.variants.size()) + " reps=" + std::to_string(p.reps);
+      },
+  };
+}
+
+std::vector<xp::Given> split_args(const std::string& args) {
+  std::vector<xp::Given> out;
+  std::size_t i = 0;
+  while (i < args.size()) {
+    const std::size_t flag_end = args.find(' ', i);
+    const std::size_t value_end = args.find(' ', flag_end + 1);
+    out.push_back({args.substr(i, flag_end - i), {args.substr(flag_end + 1, value_end - flag_end - 1)}});
+    i = value_end == std::string::npos ? args.size() : value_end + 1;
+  }
+  return out;
+}
+
+TEST(Registration, DefaultsComeFromTheParameterStructAndShowInTheHelp) {
+  const xp::Experiment e(toy_spec());
+  EXPECT_EQ(e.prepare(std::nullopt).heading, "toy n=30 items=1000 seconds=1.500000 workers=0 variants=2 reps=5");
+  ASSERT_EQ(e.options().size(), 6U);
+  EXPECT_EQ(e.options()[0].help, "The size (default 30)");
+  EXPECT_EQ(e.options()[2].help, "How long (default 1.5)");
+  EXPECT_EQ(e.options()[3].help, "Worker counts, comma list (default available_parallelism)");
+  EXPECT_EQ(e.options()[4].help, "Variants, comma list: a, b (default all)");
+  EXPECT_TRUE(e.options()[3].list);
+  EXPECT_FALSE(e.options()[0].list);
+}
+
+TEST(Registration, SizesAreTypedAndTheirArgumentsAreDerived) {
+  const xp::Experiment e(toy_spec());
+  EXPECT_EQ(e.args_at(xp::Level::quick), "--n 25 --reps 3");
+  EXPECT_EQ(e.args_at(xp::Level::standard), "");
+  EXPECT_EQ(e.args_at(xp::Level::full), "--seconds 0.25 --workers 1,2 --variant b");
+  // The derived arguments give the same run as the level itself.
+  for (xp::Level level : xp::kLevels)
+    EXPECT_EQ(e.prepare(std::nullopt, split_args(e.args_at(level))).heading, e.prepare(level).heading)
+        << xp::to_string(level);
+  // Options given on top of a level's sizes win.
+  EXPECT_EQ(e.prepare(xp::Level::quick, {{"--n", {"40"}}}).heading,
+            "toy n=40 items=1000 seconds=1.500000 workers=0 variants=2 reps=3");
+}
+
+TEST(Registration, BadValuesAreRefusedNamingTheOption) {
+  const xp::Experiment e(toy_spec());
+  const auto error = [&](std::vector<xp::Given> given) -> std::string {
+    try {
+      e.prepare(std::nullopt, given);
+    } catch (const xp::BadParam& x) {
+      return x.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(error({{"--n", {"1"}}}), "--n must be at least 2, got 1");
+  EXPECT_EQ(error({{"--n", {"41"}}}), "--n must be at most 40, got 41");
+  EXPECT_EQ(error({{"--n", {"x"}}}), "--n: 'x' is not an integer");
+  EXPECT_EQ(error({{"--n", {"7x"}}}), "--n: '7x' is not an integer");
+  EXPECT_EQ(error({{"--n", {"99999999999999999999"}}}), "--n: '99999999999999999999' is out of range");
+  EXPECT_EQ(error({{"--seconds", {"0"}}}), "--seconds must be in (0, 60], got 0");
+  EXPECT_EQ(error({{"--seconds", {"nan"}}}), "--seconds: 'nan' is not a number");
+  EXPECT_EQ(error({{"--workers", {"1,,2"}}}), "--workers: an empty worker count in '1,,2'");
+  EXPECT_EQ(error({{"--workers", {"0"}}}), "--workers must be at least 1, got 0");
+  EXPECT_EQ(error({{"--variant", {"c"}}}), "unknown variant 'c' (valid: a, b)");
+  EXPECT_EQ(error({{"--reps", {"0"}}}), "--reps must be at least 1, got 0");
+  EXPECT_EQ(error({{"--items", {"10"}}, {"--n", {"20"}}}), "--items must be at least --n");
+  EXPECT_EQ(error({{"--nope", {"1"}}}), "toy has no option --nope");
+  EXPECT_EQ(error({{"--items", {"40"}}, {"--n", {"20"}}, {"--workers", {"2,1,2"}}}), "accepted");
+}
+
+TEST(Registration, EveryRegisteredExperimentPreparesAtEveryLevelFromItsOwnArguments) {
+  ASSERT_FALSE(xp::experiments().empty());
+  std::set<int> pages;
+  for (const xp::Experiment& e : xp::experiments()) {
+    EXPECT_TRUE(pages.insert(e.page()).second) << e.name() << " shares its page place";
+    EXPECT_FALSE(e.title().empty()) << e.name();
+    EXPECT_NO_THROW(e.prepare(std::nullopt)) << e.name();
+    for (xp::Level level : xp::kLevels) {
+      std::string heading;
+      EXPECT_NO_THROW(heading = e.prepare(level).heading) << e.name() << " " << xp::to_string(level);
+      EXPECT_EQ(e.prepare(std::nullopt, split_args(e.args_at(level))).heading, heading)
+          << e.name() << " " << xp::to_string(level) << ": " << e.args_at(level);
+    }
+    for (const xp::OptionInfo& o : e.options()) {
+      EXPECT_EQ(o.help.find("(default", o.help.find("(default") + 1), std::string::npos)
+          << e.name() << " " << o.flags << " says its default twice: " << o.help;
+    }
+  }
+}
+
+TEST(Registration, TheSubcommandsHelpShowsEachOptionsDefault) {
+  const CliRun help = run_cli("fib --help");
+  ASSERT_EQ(help.status, 0) << help;
+  EXPECT_NE(help.out.find("(default 30)"), std::string::npos) << help;
+  const CliRun bad = run_cli("fib --n 1");
+  EXPECT_EQ(bad.status, 2) << bad;
+  EXPECT_NE(bad.err.find("--n must be at least 2, got 1"), std::string::npos) << bad;
+}
+
+}  // namespace
+}  // namespace weft
