@@ -417,7 +417,7 @@ double cancel_weft_taskgroup(const Run& r) {
   Blockers b;
   for (int i = 1; i < r.threads; ++i) pool.post([&b] { b.block(); });
   b.until_blocked(r.threads - 1);
-  return detail::on_workers(pool, [&] {
+  const double seconds = detail::on_workers(pool, [&] {
     std::atomic<std::int64_t> ran{0};
     TaskGroup g{pool};
     // From a worker: the tasks go to its own deque, which no one can steal from.
@@ -436,6 +436,10 @@ double cancel_weft_taskgroup(const Run& r) {
     check_cancel("weft-taskgroup", ran.load(), said);
     return s;
   });
+  // The blockers may still be on their way out of gate.wait(): they must be
+  // gone before `b` is (the pool, declared first, outlives it).
+  pool.wait_idle();
+  return seconds;
 }
 
 #ifdef WEFT_HAVE_TBB

@@ -21,15 +21,12 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "sanitizers.hpp"
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 // Every run starts a sanitized process: ~10x the cost of a release one.
-constexpr int kDefaultVectors = 300;
-#else
-constexpr int kDefaultVectors = 3000;
-#endif
+constexpr int kDefaultVectors = weft::test::kSanitized ? 300 : 3000;
 constexpr auto kHangTimeout = std::chrono::seconds(10);
 
 struct Subcommand {
@@ -37,7 +34,8 @@ struct Subcommand {
   std::vector<const char*> options;
 };
 
-// Read off tools/weft/cmd_*.cpp. Internal options (--internal-child) are left
+// Read off the experiments' registrations (experiments/*.cpp), topo, trace and
+// report. Internal options (--internal-child) are left
 // out: only weft itself passes them, and a valid spec runs a measurement.
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> s = {

@@ -104,7 +104,7 @@ TEST(PipelineStress, ConcurrentPipelinesOnOnePool) {
       std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 11);
       for (std::int64_t r = 0; r < rounds; ++r) {
         const long n = static_cast<long>(rng() % 2000);
-        const long throw_at = r % 5 == 4 ? static_cast<long>(rng() % (n + 1)) : -1;
+        const long throw_at = r % 5 == 4 ? static_cast<long>(rng() % static_cast<std::uint64_t>(n + 1)) : -1;
         if (r % 3 == 0)  // nested: the pipeline's caller is a task
           pool.submit([&] { one_pipeline(pool, rng, n, throw_at); }).get();
         else

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <vector>
 
 #include "weft/exec/thread_pool.hpp"
@@ -25,9 +26,9 @@ class Gate {
   Gate(ThreadPool& pool, int busy) {
     std::vector<Event> entered(static_cast<std::size_t>(busy));
     for (auto& e : entered)
-      holds_.push_back(pool.submit([this, &e] {
+      holds_.push_back(pool.submit([open = open_, &e] {
         e.set();
-        open_.wait();
+        open->wait();
       }));
     for (auto& e : entered) e.wait();
   }
@@ -35,21 +36,24 @@ class Gate {
   Gate& operator=(const Gate&) = delete;
   ~Gate() { release(); }
   void release() {
-    open_.set();
+    open_->set();
     for (auto& h : holds_)
       if (h.valid()) h.get();
   }
-  // A task body that returns `v` once the gate is open.
+  // A task body that returns `v` once the gate is open. It shares the
+  // gate's event, so it may outlive the gate: a test that returns once
+  // one task has finished (when_any) leaves the others waking up after
+  // ~Gate opened them.
   template <class T>
   auto after_open(T v) {
-    return [this, v] {
-      open_.wait();
+    return [open = open_, v] {
+      open->wait();
       return v;
     };
   }
 
  private:
-  Event open_;
+  std::shared_ptr<Event> open_ = std::make_shared<Event>();
   std::vector<Future<void>> holds_;
 };
 

@@ -6,19 +6,11 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "sanitizers.hpp"
+
 namespace weft::test {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-inline constexpr double kSanitizerScale = 0.25;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-inline constexpr double kSanitizerScale = 0.25;
-#else
-inline constexpr double kSanitizerScale = 1.0;
-#endif
-#else
-inline constexpr double kSanitizerScale = 1.0;
-#endif
+inline constexpr double kSanitizerScale = kSanitized ? 0.25 : 1.0;
 
 // `n` scaled for this build; never below `floor`.
 inline std::int64_t stress_count(std::int64_t n, std::int64_t floor = 1000) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <system_error>
 
+#include "sanitizers.hpp"
 #include "watchdog.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/exec/remote_wait.hpp"
@@ -117,9 +118,8 @@ TEST(PoolFaults, BadAllocInsideTasksReachesTheWaiter) {
 // A real allocation failure inside a task: a request far beyond the address
 // space makes operator new throw; the task's caller sees it.
 TEST(PoolFaults, RealAllocationFailureInATask) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "AddressSanitizer reports an impossible allocation instead of throwing bad_alloc";
-#endif
+  if (weft::test::kAddressSanitizer)
+    GTEST_SKIP() << "AddressSanitizer reports an impossible allocation instead of throwing bad_alloc";
   weft::ThreadPool pool(workers(1));
   auto f = pool.submit([] {
     // A direct call to operator new, which (unlike a new-expression) the

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "sanitizers.hpp"
 #include "watchdog.hpp"
 #include "weft/detail/sync/futex.hpp"
 
@@ -73,17 +74,7 @@ Ramp ramp_once(weft::ThreadPool& pool) {
 // time bound only catches a ramp that has fallen back to a chain at the
 // ~32 us per link of this machine's slow runs (31 links: 1 ms). Sanitizer
 // builds are several times slower at everything and skip the time bound.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kTimed = false;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr bool kTimed = false;
-#else
-constexpr bool kTimed = true;
-#endif
-#else
-constexpr bool kTimed = true;
-#endif
+constexpr bool kTimed = !weft::test::kSanitized;
 constexpr std::chrono::microseconds kBound{1000};
 
 TEST(WakeRamp, ParkedWorkersAllStartTogether) {
