@@ -376,7 +376,10 @@ Result run_alloc(const AllocParams& p) {
   if (p.child_command.empty()) throw std::invalid_argument("run_alloc: child_command is empty");
   Result r;
   r.experiment = "alloc";
-  const std::vector<int> threads = p.threads.empty() ? default_alloc_threads() : p.threads;
+  // Ascending, whatever order they were given in: the rows and the
+  // oversubscription note read the largest last.
+  std::vector<int> threads = p.threads.empty() ? default_alloc_threads() : p.threads;
+  std::sort(threads.begin(), threads.end());
   r.params = {{"rounds", p.rounds},         {"size", p.size},
               {"threads", threads},         {"reps", p.reps},
               {"pc_objects", p.pc_objects}, {"pc_object_bytes", kPcObjectSize},
@@ -557,18 +560,6 @@ void print_published(const Result& r) {
     fmt::print("    {:<24} {}\n", it.key(), it.value().get<std::string>());
 }
 
-// --threads: a list of counts, kept in ascending order (the run's rows and
-// its oversubscription note read the largest last).
-Option<AllocParams> sorted_threads() {
-  Option<AllocParams> o =
-      counts("--threads,-t", &AllocParams::threads, "Thread counts", "1,2,4 and available_parallelism");
-  o.set = [set = o.set](AllocParams& p, const std::vector<std::string>& v) {
-    set(p, v);
-    std::sort(p.threads.begin(), p.threads.end());
-  };
-  return o;
-}
-
 // Every thread holds `size` list nodes (~32 bytes each) at its peak.
 void check_memory(const AllocParams& p) {
   const std::vector<int> t = p.threads.empty() ? default_alloc_threads() : p.threads;
@@ -599,7 +590,7 @@ const Register<AllocParams> reg{{
                 integer("--size", &AllocParams::size, "Ints pushed and popped per round", 1, 10'000'000),
                 integer("--pc-objects", &AllocParams::pc_objects, "Objects through the producer/consumer queue", 1,
                         1'000'000'000),
-                sorted_threads(), reps(&AllocParams::reps)},
+                counts("--threads,-t", &AllocParams::threads, "Thread counts", "1,2,4 and available_parallelism"), reps(&AllocParams::reps)},
     .sizes = {[](AllocParams& p) {
                 p.rounds = 100;
                 p.threads = {1, 2};

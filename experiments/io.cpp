@@ -357,7 +357,9 @@ struct Job {
 Result run_io(const IoParams& p) {
   Result r;
   r.experiment = "io";
-  const std::vector<int> threads = p.threads.empty() ? default_io_threads() : p.threads;
+  // Ascending, whatever order they were given in.
+  std::vector<int> threads = p.threads.empty() ? default_io_threads() : p.threads;
+  std::sort(threads.begin(), threads.end());
   const std::string parent = p.tmpdir.empty() ? default_tmpdir() : p.tmpdir;
   r.params = {{"size_mb", static_cast<double>(p.size_bytes) / 1e6},
               {"size_bytes", p.size_bytes},
@@ -481,17 +483,6 @@ Option<IoParams> size_option() {
       [](const IoParams& p) { return std::to_string(p.size_bytes / kMb); });
 }
 
-// --threads: the copies' counts, in ascending order.
-Option<IoParams> threads_option() {
-  Option<IoParams> o =
-      counts("--threads,-t", &IoParams::threads, "Concurrent copies", "1 and available_parallelism");
-  o.set = [set = o.set](IoParams& p, const std::vector<std::string>& v) {
-    set(p, v);
-    std::sort(p.threads.begin(), p.threads.end());
-  };
-  return o;
-}
-
 const Register<IoParams> reg{{
     .name = "io",
     .page = 60,
@@ -507,7 +498,8 @@ const Register<IoParams> reg{{
                       p.tmpdir = v.front();
                     },
                     [](const IoParams& p) { return p.tmpdir; }),
-                threads_option(), reps(&IoParams::reps)},
+                counts("--threads,-t", &IoParams::threads, "Concurrent copies", "1 and available_parallelism"),
+                reps(&IoParams::reps)},
     .sizes = {[](IoParams& p) {
                 p.size_bytes = 16 * kMb;
                 p.reps = 2;

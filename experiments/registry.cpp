@@ -19,8 +19,8 @@ namespace reg {
 
 namespace {
 
-std::vector<std::unique_ptr<Experiment>>& registered() {
-  static std::vector<std::unique_ptr<Experiment>> all;
+std::vector<Experiment>& registered() {
+  static std::vector<Experiment> all;
   return all;
 }
 
@@ -32,7 +32,7 @@ const std::string& one_value(const std::string& flag, const std::vector<std::str
 
 }  // namespace
 
-void add_experiment(std::unique_ptr<Experiment> e) { registered().push_back(std::move(e)); }
+void add_experiment(Experiment e) { registered().push_back(std::move(e)); }
 
 std::string long_name(std::string_view flags) { return std::string(flags.substr(0, flags.find(','))); }
 
@@ -44,6 +44,12 @@ std::int64_t parse_integer(const std::string& flag, const std::vector<std::strin
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
     throw BadParam(flag + ": '" + text + "' is not an integer");
   return v;
+}
+
+std::int64_t in_range(const std::string& flag, std::int64_t x, long long least, long long most) {
+  if (x < least) throw BadParam(flag + " must be at least " + std::to_string(least) + ", got " + std::to_string(x));
+  if (x > most) throw BadParam(flag + " must be at most " + std::to_string(most) + ", got " + std::to_string(x));
+  return x;
 }
 
 double parse_real(const std::string& flag, const std::vector<std::string>& values) {
@@ -89,9 +95,7 @@ std::vector<int> parse_counts(const std::string& flag, const std::string& noun, 
         long long v = 0;
         const auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
         if (ec != std::errc() || ptr != tok.data() + tok.size()) throw BadParam(flag + ": '" + tok + "' is not a " + noun);
-        if (v < 1) throw BadParam(flag + " must be at least 1, got " + std::to_string(v));
-        if (v > max) throw BadParam(flag + " must be at most " + std::to_string(max) + ", got " + std::to_string(v));
-        const int n = static_cast<int>(v);
+        const int n = static_cast<int>(in_range(flag, v, 1, max));
         if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
       }
       if (comma == std::string::npos) break;
@@ -123,15 +127,15 @@ std::string show_real(double v) {
 }  // namespace reg
 
 const std::vector<Experiment>& experiments() {
-  // Built on first use, after every experiment file registered itself.
-  static const std::vector<Experiment> all = [] {
-    std::vector<Experiment> out;
-    for (auto& e : reg::registered()) out.push_back(std::move(*e));
-    std::stable_sort(out.begin(), out.end(),
+  // Put in page order on first use, after every experiment file registered
+  // itself (at static initialisation).
+  static const bool sorted = [] {
+    std::stable_sort(reg::registered().begin(), reg::registered().end(),
                      [](const Experiment& a, const Experiment& b) { return a.page() < b.page(); });
-    return out;
+    return true;
   }();
-  return all;
+  (void)sorted;
+  return reg::registered();
 }
 
 const Experiment* find_experiment(std::string_view name) {

@@ -559,19 +559,6 @@ void print_compare(const Result& r) {
 }
 
 // --fib-n, with its bound's reason in the message.
-Option<ScaleParams> fib_n_option() {
-  return custom<ScaleParams>(
-      "--fib-n", fmt::format("fib(n) of the fib workload, at most {}", kScaleMaxFibN), "",
-      [](ScaleParams& p, const std::vector<std::string>& v) {
-        const std::int64_t n = reg::parse_integer("--fib-n", v);
-        if (n < 2 || n > kScaleMaxFibN)
-          throw BadParam(
-              fmt::format("--fib-n must be 2 to {} (fib(n) spawns ~1.6^n tasks), got {}", kScaleMaxFibN, n));
-        p.fib_n = static_cast<int>(n);
-      },
-      [](const ScaleParams& p) { return std::to_string(p.fib_n); });
-}
-
 void check_scale(const ScaleParams& p) {
   if (static_cast<double>(p.tasks) * p.task_ns > 60e9 || static_cast<double>(p.pfor_n) * p.item_ns > 60e9)
     throw BadParam("--tasks x --task-ns or --pfor-n x --item-ns is more than a minute of work per run");
@@ -591,7 +578,8 @@ const Register<ScaleParams> reg{{
                "--oversubscribe): weft against oneTBB",
     .seconds = {3, 20, 45},
     // Each run holds a byte per task or item, and reduce_n doubles.
-    .options = {fib_n_option(),
+    .options = {integer("--fib-n", &ScaleParams::fib_n, "fib(n) of the fib workload, spawning ~1.6^n tasks", 2,
+                        kScaleMaxFibN),
                 integer("--tasks", &ScaleParams::tasks, "Tasks of the tasks workload", 1, 100'000'000),
                 integer("--task-ns", &ScaleParams::task_ns, "Spin per task, ns", 1, 1'000'000),
                 integer("--pfor-n", &ScaleParams::pfor_n, "Items of the pfor workload", 1, 1'000'000'000),

@@ -530,16 +530,6 @@ void print_published(const Result& r) {
   for (const auto& c : pub.value("claims", nlohmann::json::array())) fmt::print("  - {}\n", c.get<std::string>());
 }
 
-// --granularity: its help says what each name means.
-Option<SpinParams> granularity_option() {
-  return custom<SpinParams>(
-      "--granularity,-g", "Work per item, comma list: coarse (100 us), medium (10 us), fine (1 us)", "all",
-      [](SpinParams& p, const std::vector<std::string>& v) {
-        p.granularities = reg::parse_names("granularity", v, spin_granularities());
-      },
-      [](const SpinParams& p) { return reg::join(p.granularities); }, true);
-}
-
 Result by_granularity(const Result& r) { return label_variants(r, &Labels::granularity); }
 
 const Register<SpinParams> reg{{
@@ -550,7 +540,8 @@ const Register<SpinParams> reg{{
     .summary =
         "How lock waiters wait: busy, yield, sleep, pause backoff (Intel: sleep loops for power and performance)",
     .seconds = {10, 40, 90},
-    .options = {granularity_option(),
+    .options = {names("--granularity,-g", &SpinParams::granularities,
+                      "Work per item (coarse 100 us, medium 10 us, fine 1 us)", "granularity", spin_granularities),
                 real("--work-ms", &SpinParams::work_ms, "Computation per run in ms, summed over its items", 1, 600'000,
                      false, " ms"),
                 real("--time-limit", &SpinParams::time_limit_s, "Seconds before a crawling run is stopped", 0, 3600,

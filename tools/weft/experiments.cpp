@@ -21,13 +21,13 @@ void add_experiment(CLI::App& app, const xp::Experiment& e) {
   std::vector<CLI::Option*> added;
   for (std::size_t i = 0; i < e.options().size(); ++i) {
     const xp::OptionInfo& o = e.options()[i];
-    CLI::Option* opt = o.flags == "--internal-child" ? sub->add_option(o.flags, v->child, o.help)
-                                                     : sub->add_option(o.flags, v->options[i], o.help);
-    opt->type_name(o.type);
+    CLI::Option* opt = sub->add_option(o.flags, v->options[i], o.help)->type_name(o.type);
     if (!o.list) opt->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::Throw);
-    if (o.hidden) opt->group("");
     added.push_back(opt);
   }
+  // Hidden: only weft itself passes it, to run one measurement in a child.
+  if (e.has_child())
+    sub->add_option("--internal-child", v->child, "Internal: one measurement, for the parent process")->group("");
   sub->add_flag("--json", v->json, "Print one JSON object");
   sub->callback([&e, v, added] {
     if (!v->child.empty()) {
@@ -36,7 +36,7 @@ void add_experiment(CLI::App& app, const xp::Experiment& e) {
     }
     std::vector<xp::Given> given;
     for (std::size_t i = 0; i < added.size(); ++i)
-      if (added[i]->count() > 0 && !e.options()[i].hidden)
+      if (added[i]->count() > 0)
         given.push_back({xp::reg::long_name(e.options()[i].flags), v->options[i]});
     const xp::Prepared p = e.prepare(std::nullopt, given);
     if (validate_only()) return;

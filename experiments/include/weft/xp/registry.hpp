@@ -56,7 +56,6 @@ struct Option {
   std::string flags;  // "--n" or "--tasks,-n" (CLI11's spelling)
   std::string help;   // what it sets; "(default ...)" is appended
   bool list = false;  // a comma list, or repeated
-  bool hidden = false;
   std::string default_text;  // the default as --help says it; empty: show(P{})
   // Sets the member from the option's values; throws BadParam naming it.
   std::function<void(P&, const std::vector<std::string>&)> set;
@@ -71,6 +70,8 @@ namespace reg {
 // "--tasks,-n" -> "--tasks": how messages name an option.
 std::string long_name(std::string_view flags);
 std::int64_t parse_integer(const std::string& flag, const std::vector<std::string>& values);
+// `x`, or BadParam "<flag> must be at least <least>, got <x>" (or at most).
+std::int64_t in_range(const std::string& flag, std::int64_t x, long long least, long long most);
 double parse_real(const std::string& flag, const std::vector<std::string>& values);
 std::vector<std::string> parse_names(const std::string& what, const std::vector<std::string>& given,
                                      const std::vector<std::string>& allowed);
@@ -87,12 +88,9 @@ template <class P, class T>
   requires std::is_integral_v<T>
 Option<P> integer(std::string flags, T P::*member, std::string help, long long least, long long most) {
   const std::string name = reg::long_name(flags);
-  return {std::move(flags), std::move(help), false, false, {},
+  return {std::move(flags), std::move(help), false, {},
           [=](P& p, const std::vector<std::string>& v) {
-            const std::int64_t x = reg::parse_integer(name, v);
-            if (x < least) throw BadParam(name + " must be at least " + std::to_string(least) + ", got " + std::to_string(x));
-            if (x > most) throw BadParam(name + " must be at most " + std::to_string(most) + ", got " + std::to_string(x));
-            p.*member = static_cast<T>(x);
+            p.*member = static_cast<T>(reg::in_range(name, reg::parse_integer(name, v), least, most));
           },
           [=](const P& p) { return std::to_string(p.*member); }, "INT"};
 }
@@ -103,12 +101,9 @@ template <class P, class T>
 Option<P> integer(std::string flags, std::optional<T> P::*member, std::string help, long long least, long long most,
                   std::string default_text) {
   const std::string name = reg::long_name(flags);
-  return {std::move(flags), std::move(help), false, false, std::move(default_text),
+  return {std::move(flags), std::move(help), false, std::move(default_text),
           [=](P& p, const std::vector<std::string>& v) {
-            const std::int64_t x = reg::parse_integer(name, v);
-            if (x < least) throw BadParam(name + " must be at least " + std::to_string(least) + ", got " + std::to_string(x));
-            if (x > most) throw BadParam(name + " must be at most " + std::to_string(most) + ", got " + std::to_string(x));
-            p.*member = static_cast<T>(x);
+            p.*member = static_cast<T>(reg::in_range(name, reg::parse_integer(name, v), least, most));
           },
           [=](const P& p) { return (p.*member) ? std::to_string(*(p.*member)) : std::string(); }, "INT"};
 }
@@ -118,7 +113,7 @@ template <class P>
 Option<P> real(std::string flags, double P::*member, std::string help, double least, double most, bool open_least,
                const char* unit = "") {
   const std::string name = reg::long_name(flags);
-  return {std::move(flags), std::move(help), false, false, {},
+  return {std::move(flags), std::move(help), false, {},
           [=](P& p, const std::vector<std::string>& v) {
             const double x = reg::parse_real(name, v);
             const bool low = open_least ? !(x > least) : !(x >= least);
@@ -134,7 +129,7 @@ Option<P> real(std::string flags, double P::*member, std::string help, double le
 template <class P>
 Option<P> names(std::string flags, std::vector<std::string> P::*member, std::string help, std::string what,
                 const std::vector<std::string>& (*allowed)(), std::string default_text = "all") {
-  return {std::move(flags), std::move(help) + ", comma list: " + reg::join(allowed(), ", "), true, false,
+  return {std::move(flags), std::move(help) + ", comma list: " + reg::join(allowed(), ", "), true,
           std::move(default_text),
           [=](P& p, const std::vector<std::string>& v) { p.*member = reg::parse_names(what, v, allowed()); },
           [=](const P& p) { return reg::join(p.*member); }, "LIST"};
@@ -147,7 +142,7 @@ Option<P> counts(std::string flags, std::vector<int> P::*member, std::string hel
                  long long max = 256) {
   const std::string name = reg::long_name(flags);
   const std::string noun = name == "--workers" ? "worker count" : "thread count";
-  return {std::move(flags), std::move(help) + ", comma list", true, false, std::move(default_text),
+  return {std::move(flags), std::move(help) + ", comma list", true, std::move(default_text),
           [=](P& p, const std::vector<std::string>& v) { p.*member = reg::parse_counts(name, noun, v, max); },
           [=](const P& p) { return reg::join(p.*member); }, "LIST"};
 }
@@ -157,7 +152,7 @@ template <class P>
 Option<P> custom(std::string flags, std::string help, std::string default_text,
                  std::function<void(P&, const std::vector<std::string>&)> set,
                  std::function<std::string(const P&)> show, bool list = false) {
-  return {std::move(flags), std::move(help), list, false, std::move(default_text), std::move(set), std::move(show),
+  return {std::move(flags), std::move(help), list, std::move(default_text), std::move(set), std::move(show),
           list ? "LIST" : "TEXT"};
 }
 
@@ -207,7 +202,6 @@ struct OptionInfo {
   std::string flags;
   std::string help;  // with its default
   bool list = false;
-  bool hidden = false;
   std::string type = "TEXT";
 };
 
@@ -280,14 +274,14 @@ const Experiment* find_experiment(std::string_view name);
 nlohmann::json registry_json();
 
 namespace reg {
-void add_experiment(std::unique_ptr<Experiment> e);
+void add_experiment(Experiment e);
 }
 
 // Registers at static-initialisation time: one per experiment file (the
 // CLI links the experiments whole, so none is dropped).
 template <class P>
 struct Register {
-  explicit Register(Spec<P> s) { reg::add_experiment(std::make_unique<Experiment>(std::move(s))); }
+  explicit Register(Spec<P> s) { reg::add_experiment(Experiment(std::move(s))); }
 };
 
 template <class P>
@@ -303,16 +297,10 @@ Experiment::Experiment(Spec<P> s)
       print_(s.print),
       for_display_(s.for_display),
       child_(s.child) {
-  if (s.child) {
-    // The hidden option that makes a subcommand one child measurement.
-    s.options.push_back({"--internal-child", "Internal: one measurement, for the parent process", false, true,
-                         "", [](P&, const std::vector<std::string>&) {}, [](const P&) { return std::string(); }});
-  }
   const P defaults{};
   for (const Option<P>& o : s.options) {
-    std::string def = o.default_text.empty() ? o.show(defaults) : o.default_text;
-    options_.push_back({o.flags, o.hidden || def.empty() ? o.help : o.help + " (default " + def + ")", o.list,
-                        o.hidden, o.type});
+    const std::string def = o.default_text.empty() ? o.show(defaults) : o.default_text;
+    options_.push_back({o.flags, def.empty() ? o.help : o.help + " (default " + def + ")", o.list, o.type});
   }
   auto spec = std::make_shared<const Spec<P>>(std::move(s));
   prepare_ = [spec](std::optional<Level> level, const std::vector<Given>& given) {
@@ -338,7 +326,7 @@ Experiment::Experiment(Spec<P> s)
     std::string out;
     for (const Option<P>& o : spec->options) {
       const std::string v = o.show(sized);
-      if (o.hidden || v == o.show(plain)) continue;
+      if (v == o.show(plain)) continue;
       if (!out.empty()) out += ' ';
       out += reg::long_name(o.flags);
       out += ' ';
