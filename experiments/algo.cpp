@@ -830,7 +830,7 @@ Row determinism_row(const harness::Variant<WithExecutor>& v, const std::string& 
   return row;
 }
 
-// The goals of the experiment's issue, with this run's figures.
+// The algorithms' goals (they hold at 2 workers), with this run's figures.
 nlohmann::json goal_ratios(const Result& r, const AlgoParams& p, const std::vector<int>& workers) {
   nlohmann::json ratios = nlohmann::json::array();
   for (int t : workers) {

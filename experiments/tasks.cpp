@@ -300,6 +300,40 @@ std::string count_note(std::int64_t used, std::int64_t asked, const char* why) {
   return std::to_string(used) + " of the " + std::to_string(asked) + " tasks (" + why + ")";
 }
 
+
+// The goals weft's pool is held to, from this run's medians at
+// kGoalWorkers workers; the report and the CLI print them from here.
+constexpr int kGoalWorkers = 2;
+
+nlohmann::json tasks_ratios(const Result& r) {
+  nlohmann::json ratios = nlohmann::json::array();
+  const Key post("weft-post", "tasks_per_s", kGoalWorkers);
+  // The peers an outside thread posts to, as weft-post does; task_group and
+  // OpenMP tasks run some of them on the posting thread itself (their notes
+  // say how many), so those two are figures, not goals.
+  std::optional<double> best;
+  for (const char* peer : {"article-pool", "tbb-enqueue", "asio-post"})
+    if (const auto m = median(r, Key(peer, "tasks_per_s", kGoalWorkers))) best = std::max(best.value_or(0.0), *m);
+  if (const auto weft = median(r, post); weft && best)
+    add_ratio(ratios, "fire-and-forget: weft-post / best of article-pool, tbb-enqueue, asio-post", *weft / *best,
+              ">= 1.5");
+  add_ratio(ratios, "fire-and-forget: weft-post / tbb-task_group",
+            ratio(r, post, Key("tbb-task_group", "tasks_per_s", kGoalWorkers).mode("fire_and_forget")), "");
+  add_ratio(ratios, "fire-and-forget: weft-post / openmp-task",
+            ratio(r, post, Key("openmp-task", "tasks_per_s", kGoalWorkers).mode("fire_and_forget")), "");
+  add_ratio(ratios, "round trip: weft-submit-get / tbb-task_group run+wait, ns",
+            ratio(r, Key("weft-submit-get", "round_trip_ns", kGoalWorkers),
+                  Key("tbb-task_group", "round_trip_ns", kGoalWorkers)),
+            "<= 1.0");
+  add_ratio(ratios, "round trip: weft-submit-get / article-pool-future, tasks/s",
+            ratio(r, Key("weft-submit-get", "tasks_per_s", kGoalWorkers),
+                  Key("article-pool-future", "tasks_per_s", kGoalWorkers)),
+            ">= 50");
+  add_ratio(ratios, "forced remote round trip (weft-submit-get-remote), ns",
+            median(r, Key("weft-submit-get-remote", "round_trip_ns", kGoalWorkers)), "");
+  return ratios;
+}
+
 }  // namespace
 
 const std::vector<std::string>& tasks_variants() {
@@ -391,6 +425,7 @@ Result run_tasks(const TasksParams& p) {
     if (rt) r.rows.push_back(row("round_trip_ns", "ns", per));
   }
   r.published = published("001_async_vs_pool");
+  r.extra["ratios"] = tasks_ratios(r);
   const int most = p.workers.empty() ? 0 : *std::max_element(p.workers.begin(), p.workers.end());
   if (auto note = harness::oversubscribed_note("workers", most, "the extra threads only add contention");
       !note.empty())
@@ -402,20 +437,6 @@ Result run_tasks(const TasksParams& p) {
 
 // The registration: `weft tasks`, its sizes in the report, its figure.
 namespace {
-
-// a / b of this run's medians (b / a when lower is better), against its
-// goal (0: none, the figure only).
-void print_ratio(const char* what, std::optional<double> ratio, double goal) {
-  if (!ratio) return;
-  if (goal == 0) {
-    fmt::print("  {:<58} {:>8.2f}x\n", what, *ratio);
-    return;
-  }
-  fmt::print("  {:<58} {:>8.2f}x  (goal >= {}x: {})\n", what, *ratio, goal, *ratio >= goal ? "met" : "MISSED");
-}
-void print_ratio(const char* what, const Result& r, const Key& a, const Key& b, bool lower_is_better, double goal) {
-  print_ratio(what, lower_is_better ? ratio(r, b, a) : ratio(r, a, b), goal);
-}
 
 void print_published(const Result& r) {
   const auto& pub = r.published;
@@ -440,29 +461,11 @@ void print_published(const Result& r) {
     fmt::print("{:<22} {:>7} {:>14.4g} {:>14} {:>9}\n", row.variant, row.threads > 0 ? std::to_string(row.threads) : "",
                article, ours, ratio);
   }
-  // The goals weft's pool is held to, from this run's medians (2 workers).
-  constexpr int kW = 2;
-  const Key post("weft-post", "tasks_per_s", kW);
-  if (find(r, post) == nullptr) return;
-  fmt::print("\nweft against its peers, {} workers (medians of this run):\n", kW);
-  // The peers an outside thread posts to, as weft-post does; task_group and
-  // OpenMP tasks run some of them on the posting thread itself (their notes
-  // say how many), so they are figures, not goals.
-  std::optional<double> best;
-  for (const char* peer : {"article-pool", "tbb-enqueue", "asio-post"})
-    if (const auto m = median(r, Key(peer, "tasks_per_s", kW))) best = std::max(best.value_or(0.0), *m);
-  if (const auto weft = median(r, post); weft && best)
-    print_ratio("fire-and-forget: weft-post / best of article-pool, tbb-enqueue, asio-post", *weft / *best, 1.5);
-  print_ratio("fire-and-forget: weft-post / tbb-task_group", r, post,
-              Key("tbb-task_group", "tasks_per_s", kW).mode("fire_and_forget"), false, 0);
-  print_ratio("fire-and-forget: weft-post / openmp-task", r, post,
-              Key("openmp-task", "tasks_per_s", kW).mode("fire_and_forget"), false, 0);
-  print_ratio("round trip: weft-submit-get vs tbb-task_group run+wait (ns)", r,
-              Key("weft-submit-get", "round_trip_ns", kW), Key("tbb-task_group", "round_trip_ns", kW), true, 1.0);
-  print_ratio("round trip: weft-submit-get / article-pool-future", r, Key("weft-submit-get", "tasks_per_s", kW),
-              Key("article-pool-future", "tasks_per_s", kW), false, 50.0);
-  if (const auto remote = median(r, Key("weft-submit-get-remote", "round_trip_ns", kW)))
-    fmt::print("  {:<58} {:>8.0f} ns\n", "forced remote round trip (weft-submit-get-remote)", *remote);
+}
+
+void print_tasks(const Result& r) {
+  print_published(r);
+  print_ratios(r, fmt::format("weft against its peers, {} workers (medians of this run):", kGoalWorkers), 62);
 }
 
 const Register<TasksParams> reg{{
@@ -500,7 +503,7 @@ const Register<TasksParams> reg{{
         [](const TasksParams&) {
           return std::string("Tiny tasks (one atomic increment each): tasks per second, and ns per round trip");
         },
-    .print = print_published,
+    .print = print_tasks,
     .figures = {"tasks_per_s"},
     .headlines = {"tasks_per_s", "round_trip_ns"},
 }};

@@ -231,11 +231,26 @@ struct Page {
     }
     add(fmt::format("<p class=\"meta\">{:.1f} s. Parameters: {}</p>\n", e->value("seconds", 0.0),
                     html_escape(params.empty() ? "defaults" : params)));
-    if (e->contains("ratios")) {
-      Table t({"what", "here", "goal"});
-      for (const auto& r : (*e)["ratios"])
-        t.row({r.value("what", std::string()), text_of(r.value("value", json())), r.value("goal", std::string())});
-      add("<p>weft's targets on this machine:</p>\n" + t.html());
+    // The goals and ratios are the experiment's own (its registration
+    // computes them, with each goal's verdict): a goal retired there is
+    // gone from the page too.
+    if (const json ratios = e->value("ratios", json::array()); !ratios.empty()) {
+      Table t({"what", "this run", "goal", "verdict"});
+      int met = 0, goals = 0;
+      for (const auto& r : ratios) {
+        std::string verdict;
+        if (r.contains("met")) {
+          ++goals;
+          met += r["met"].get<bool>() ? 1 : 0;
+          verdict = r["met"].get<bool>() ? "met" : "missed";
+        }
+        t.row({r.value("what", std::string()), text_of(r.value("value", json())), r.value("goal", std::string()),
+               verdict});
+      }
+      add(goals == 0 ? std::string("<p>Ratios from this run (no goal among them):</p>\n")
+                     : fmt::format("<p><b>Goals: {} of {} met</b> on this machine, from this run's medians:</p>\n",
+                                   met, goals));
+      add(t.html());
     }
     const json rows = e->value("results", json::array());
     if (!rows.empty()) {
@@ -493,8 +508,8 @@ void explain_idle(Page& pg) {
 
 // ---- weft's own: the parallel algorithms -----------------------------------
 
-// The algorithms' times per workload at one worker count, and where the
-// goals stand with this run's figures.
+// The algorithms' times per workload at one worker count (the goals are
+// in the experiment's block, from its ratios).
 void explain_algo(Page& pg) {
   const json* algo = experiment(pg.results, "algo");
   if (!usable(algo)) return;
@@ -506,14 +521,8 @@ void explain_algo(Page& pg) {
     return variant == "serial" ? median(algo, variant, "ms", {{"workload", w}})
                                : median(algo, variant, "ms", {{"workload", w}, {"threads", t}});
   };
-  const auto over = [](const std::optional<double>& a, const std::optional<double>& b) -> std::optional<double> {
-    if (!a || !b || *b == 0) return std::nullopt;
-    return *a / *b;
-  };
   Table table({"workload", "serial ms", "std-par ms", "tbb ms", "tbb-deterministic ms", "openmp ms", "weft ms",
                "weft / tbb", "weft / std-par", "weft / openmp", "weft speed-up"});
-  std::vector<std::string> missed;  // "sort-f64 vs tbb 1.12×"
-  int compared = 0;
   for (const auto& wj : params.value("workloads", json::array())) {
     const std::string w = wj.get<std::string>();
     const auto weft_ms = ms("weft", w);
@@ -521,57 +530,21 @@ void explain_algo(Page& pg) {
                num_or_dash(ms("tbb-deterministic", w)), num_or_dash(ms("openmp", w)), num_or_dash(weft_ms),
                ratio_text(weft_ms, ms("tbb", w)), ratio_text(weft_ms, ms("std-par", w)),
                ratio_text(weft_ms, ms("openmp", w)), ratio_text(ms("serial", w), weft_ms)});
-    for (const char* peer : {"tbb", "std-par", "openmp"}) {
-      const auto r = over(weft_ms, ms(peer, w));
-      if (!r) continue;
-      ++compared;
-      if (*r > 1.0) missed.push_back(fmt::format("{} vs {} {}×", w, peer, num(*r)));
-    }
-  }
-  const auto status = [](bool met) { return met ? "met" : "missed"; };
-  std::string goals = fmt::format("<p><b>The goals at {} workers.</b> weft's time ≤ 1.0× oneTBB's, "
-                                  "std::execution::par's and OpenMP's on every workload: ",
-                                  t);
-  if (compared == 0) {
-    goals += "no pair measured";
-  } else if (missed.empty()) {
-    goals += fmt::format("met ({} comparisons)", compared);
-  } else {
-    std::string list;
-    for (const auto& m : missed) list += (list.empty() ? "" : ", ") + m;
-    goals += fmt::format("missed in {} of {} comparisons ({})", missed.size(), compared, list);
-  }
-  const auto sort_speedup = over(ms("serial", "sort-u64"), ms("weft", "sort-u64"));
-  goals += sort_speedup ? fmt::format(". Sort of uint64 ≥ 1.6× serial std::sort: {} ({}×)", status(*sort_speedup >= 1.6),
-                                      num(*sort_speedup))
-                        : std::string(". Sort of uint64: not measured");
-  for (const char* w : {"reduce", "transform-reduce"}) {
-    const auto weft_ms = ms("weft", w);
-    std::optional<double> fastest;
-    for (const char* v : {"std-par", "tbb", "openmp"})
-      if (const auto m = ms(v, w)) fastest = fastest ? std::min(*fastest, *m) : *m;
-    const auto vs_fast = over(weft_ms, fastest);
-    const auto vs_det = over(weft_ms, ms("tbb-deterministic", w));
-    if (!vs_fast && !vs_det) continue;
-    goals += fmt::format(". Deterministic {} within 1.05× of the fastest non-deterministic one: {}; faster than "
-                         "parallel_deterministic_reduce: {}",
-                         w, vs_fast ? fmt::format("{} ({}×)", status(*vs_fast <= 1.05), num(*vs_fast)) : "—",
-                         vs_det ? fmt::format("{} ({}×)", status(*vs_det < 1.0), num(*vs_det)) : "—");
   }
   std::string det;
   for (const auto& r : algo->value("results", json::array()))
     if (r.value("metric", std::string()) == "deterministic" && r.value("measured", false))
       det += fmt::format("{}{} {}: {}", det.empty() ? "" : "; ", r.value("variant", std::string()),
                          r.value("workload", std::string()), r.value("note", std::string()));
-  if (!det.empty()) goals += ". One bit pattern per reduction? " + det;
-  pg.add(goals + ".</p>\n" + table.html());
+  pg.add(fmt::format("<p><b>Times at {} workers</b> (medians of this run; the goals are in the table above).{}</p>\n",
+                     t, det.empty() ? std::string() : " One bit pattern per reduction? " + html_escape(det)) +
+         table.html());
 }
 
 // ---- weft's own: coroutines and async composition ---------------------------
 
-// Each workload's medians per variant at one worker count, and the
-// goals against them: the experiment states each goal's verdict ("met") in
-// its ratios; the page repeats it with the ratio.
+// Each workload's medians per variant at one worker count (the goals are
+// in the experiment's block, from its ratios).
 void explain_coro(Page& pg) {
   const json* coro = experiment(pg.results, "coro");
   if (!usable(coro)) return;
@@ -594,19 +567,7 @@ void explain_coro(Page& pg) {
     }
     if (any) table.row(cells);
   }
-  std::string goals;
-  int met = 0, total = 0;
-  for (const auto& g : coro->value("ratios", json::array())) {
-    if (!g.contains("met")) continue;
-    ++total;
-    met += g["met"].get<bool>() ? 1 : 0;
-    goals += fmt::format("<li>{}: {} ({}, goal {})</li>", html_escape(g.value("what", std::string())),
-                         g["met"].get<bool>() ? "met" : "<b>missed</b>", num(g.value("value", 0.0)),
-                         html_escape(g.value("goal", std::string())));
-  }
-  std::string text = fmt::format("<p><b>The goals at {} workers</b> (medians of this run): ", t);
-  text += total == 0 ? std::string("no goal measured (a peer not built, or no run at 2 workers).</p>\n")
-                     : fmt::format("{} of {} met.</p>\n<ul>{}</ul>\n", met, total, goals);
+  const std::string text = fmt::format("<p><b>Medians at {} workers</b> (the goals are in the table above).</p>\n", t);
   pg.add(text + "<p>Each row's note in the JSON says where its tasks ran (how many threads, and how much on the "
                 "thread that started them) and, for the hop, what one hop is in each library.</p>\n" +
          table.html());
@@ -614,8 +575,8 @@ void explain_coro(Page& pg) {
 
 // ---- weft's own: scaling ----------------------------------------------------
 
-// Speed-up per workload and worker count, weft beside oneTBB, and the
-// goals as this run's "ratios" state them.
+// Speed-up per workload and worker count, weft beside oneTBB (the goals
+// are in the experiment's block, from its ratios).
 void explain_scale(Page& pg) {
   const json* scale = experiment(pg.results, "scale");
   if (!usable(scale)) return;
@@ -634,17 +595,10 @@ void explain_scale(Page& pg) {
              num_or_dash(median(scale, "tbb", "speedup", at)), ratio_text(weft_ms, tbb_ms)});
     }
   }
-  std::string goals;
-  for (const auto& r : scale->value("ratios", json::array())) {
-    const std::string goal = r.value("goal", std::string());
-    if (goal.empty()) continue;
-    goals += fmt::format("{}{}: {} (goal {})", goals.empty() ? "" : "; ", r.value("what", std::string()),
-                         num(r.value("value", 0.0)), goal);
-  }
   pg.add(fmt::format("<p><b>Scaling on {} allowed CPUs.</b> Speed-up is a variant's 1-worker time over its time at "
                      "that count, paired by round; past the CPUs it measures how gracefully the pool shares them, "
-                     "not speed. Goals: {}.</p>\n",
-                     cpus, goals.empty() ? std::string("none measured in this run") : html_escape(goals)) +
+                     "not speed; the goals are in the table above.</p>\n",
+                     cpus) +
          t.html());
 }
 
