@@ -14,18 +14,6 @@ extern const char* const kPublishedJson;
 extern const char* const kWeftCommit;  // commit.cpp, cmake/CommitStamp.cmake
 }
 
-Stats summarize(std::vector<double> samples) {
-  Stats s;
-  s.reps = static_cast<int>(samples.size());
-  if (samples.empty()) return s;
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  s.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
-  s.min = samples.front();
-  s.max = samples.back();
-  return s;
-}
-
 namespace {
 
 template <class T>

@@ -35,6 +35,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "weft/detail/exec/remote_wait.hpp"
@@ -42,6 +43,7 @@
 #include "weft/exec/thread_pool.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/xp/program_options.hpp"
+#include "weft/xp/stats.hpp"
 
 namespace {
 
@@ -224,9 +226,8 @@ int main(int argc, char** argv) try {
                 r.hop_ns, ratios.back(), r.submitter_cpu_ms, r.workers_cpu_ms, r.submitter_invol, r.workers_invol,
                 static_cast<unsigned long long>(r.parks), 100 * r.top_share);
   }
-  std::sort(ratios.begin(), ratios.end());
-  std::printf("round trip / bare hop: median %.1f (min %.1f, max %.1f, %zu reps)\n", ratios[ratios.size() / 2],
-              ratios.front(), ratios.back(), ratios.size());
+  const weft::xp::Stats s = weft::xp::summarize(std::move(ratios));
+  std::printf("round trip / bare hop: median %.1f (min %.1f, max %.1f, %d reps)\n", s.median, s.min, s.max, s.reps);
 } catch (const std::exception& e) {  // a pin the kernel refused, a pool that could not start
   std::fprintf(stderr, "weft_pickup: %s\n", e.what());
   return 1;

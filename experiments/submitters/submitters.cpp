@@ -9,7 +9,6 @@
 //
 // Prints one line per measurement: the median over --reps with min and max.
 // Speed is measured here, never asserted.
-#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <chrono>
@@ -18,12 +17,14 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "weft/detail/exec/remote_wait.hpp"
 #include "weft/detail/sync/spin.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/xp/program_options.hpp"
+#include "weft/xp/stats.hpp"
 
 namespace {
 
@@ -57,9 +58,8 @@ Options parse_options(int argc, char** argv) {
 using weft::detail::now_ns;  // steady clock, ns
 
 void print(const char* what, const char* unit, std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  std::printf("%s: median %.1f %s (min %.1f, max %.1f, %zu reps)\n", what, samples[samples.size() / 2], unit,
-              samples.front(), samples.back(), samples.size());
+  const weft::xp::Stats s = weft::xp::summarize(std::move(samples));
+  std::printf("%s: median %.1f %s (min %.1f, max %.1f, %d reps)\n", what, s.median, unit, s.min, s.max, s.reps);
 }
 
 // ns per round trip, `idle` other outside threads registered and alive.

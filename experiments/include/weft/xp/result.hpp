@@ -15,17 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "weft/xp/stats.hpp"
+
 namespace weft::xp {
 
-struct Stats {
-  double median = 0;
-  double min = 0;
-  double max = 0;
-  int reps = 0;
-};
-
-// Median, min and max of the samples (empty -> reps 0).
-Stats summarize(std::vector<double> samples);
 
 // What tells rows of one variant, thread count and metric apart (the
 // qualifiers), and what a row says about its own run. Each set field is a

@@ -1,0 +1,34 @@
+// weft/xp/stats.hpp — the one summary of repeated samples that every
+// measuring program of weft prints: the experiments' rows, weft_pickup and
+// weft_submitters. (Google Benchmark's median, in bench/, is the same: the
+// mean of the two middle samples for an even count.)
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace weft::xp {
+
+struct Stats {
+  double median = 0;
+  double min = 0;
+  double max = 0;
+  int reps = 0;
+};
+
+// Median (the mean of the two middle samples for an even count), min and
+// max of the samples; reps 0 and zeros for none.
+inline Stats summarize(std::vector<double> samples) {
+  Stats s;
+  s.reps = static_cast<int>(samples.size());
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  s.median = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+  s.min = samples.front();
+  s.max = samples.back();
+  return s;
+}
+
+}  // namespace weft::xp
