@@ -4,7 +4,9 @@
 usage: plot.py RESULTS_JSON OUT_DIR
 
 Draws the figures results.json's "registry" names, each under its
-experiment's article (or "weft-own" for weft's own experiments). Writes one
+experiment's article (or "weft-own" for weft's own experiments): a drawer
+of this file by its id, or, for an id "bars:METRIC", the generic bars of
+that metric (plot_bars), which a new experiment can name without a drawer. Writes one
 PNG per figure into OUT_DIR and OUT_DIR/plots.json, the manifest the report's
 page is built from: {"drawn": [{figure, file, title, caption, section}],
 "skipped": [{figure, file, title, section, reason}]}. A figure whose data is
@@ -554,6 +556,38 @@ def plot_spin(results):
                         "granularity.")
 
 
+def plot_bars(results, name, metric, title):
+    """The generic figure an experiment gets by naming "bars:METRIC" in its
+    registration: the metric's medians (with min-max) per variant, one
+    cluster per workload or worker count; a log axis when they span more
+    than 100x. A new experiment needs no drawer of its own here."""
+    exp = experiment(results, name)
+    rs = rows(exp, metric)
+    if not rs:
+        raise Skip(f"no measured {metric} rows in {name}")
+    key = "workload" if any("workload" in r for r in rs) else "threads"
+    groups = ordered(r.get(key) for r in rs)
+    series = ordered(r["variant"] for r in rs)
+    by = {(r.get(key), r["variant"]): r for r in rs}
+    fig, (ax,) = new_figure()
+    medians = [r["median"] for r in rs if r["median"] > 0]
+    log = bool(medians) and max(medians) > 100 * min(medians)
+    grouped_bars(ax, groups, series, lambda g, s: by.get((g, s)), log=log)
+    ax.set_xlabel("workers" if key == "threads" else key)
+    unit = rs[0].get("unit", "")
+    ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
+    ax.legend(fontsize=8)
+    return fig, title, f"weft {name}: median {metric} per variant, bars from min to max over the repetitions."
+
+
+def bars_figure(entry, fid):
+    """The files of a "bars:METRIC" figure id: one, named NAME_bars_METRIC.png."""
+    name, metric = entry.get("name"), fid[len("bars:"):]
+    title = f"{entry.get('title') or name}: {metric}"
+    return lambda results, _fid: [(f"{name}_bars_{metric}.png", title,
+                                   lambda: plot_bars(results, name, metric, title))]
+
+
 def one(draw, what):
     """A figure drawn as one file named after its id."""
     return lambda results, fid: [(f"{fid}.png", what, lambda: draw(results))]
@@ -628,12 +662,13 @@ def main(argv):
     for entry in results.get("registry") or []:
         section = entry.get("article") or "weft-own"
         for fid in entry.get("figures", []):
-            if fid not in FIGURES:
+            figure = bars_figure(entry, fid) if fid.startswith("bars:") else FIGURES.get(fid)
+            if figure is None:
                 manifest["skipped"].append({"figure": fid, "file": "", "title": fid, "section": section,
                                             "reason": f"this plotter has no figure '{fid}' "
                                                       f"(named by experiment {entry.get('name')})"})
                 continue
-            for name, what, draw in FIGURES[fid](results, fid):
+            for name, what, draw in figure(results, fid):
                 skipped = {"figure": fid, "file": name, "title": what, "section": section}
                 try:
                     fig, title, caption = draw()

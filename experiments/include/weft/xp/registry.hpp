@@ -193,7 +193,9 @@ struct Spec {
   std::function<void(const std::string&)> child{};
   // P{} adjusted for a run from the command line (e.g. the child program's path).
   std::function<void(P&)> prepare{};
-  std::vector<std::string> figures{};    // the plotter's figure ids
+  // The plotter's figure ids: a drawer of tools/plot/plot.py by its id, or
+  // "bars:METRIC" for its generic bars of that metric (no drawer needed).
+  std::vector<std::string> figures{};
   std::vector<std::string> headlines{};  // the metrics of the README's table
 };
 
