@@ -84,8 +84,9 @@ def error_bars(rs):
     return [[r["median"] - r["min"] for r in rs], [r["max"] - r["median"] for r in rs]]
 
 
-def grouped_bars(ax, groups, series, value, log=False):
-    """Bars of value(group, series) (a row or None), one cluster per group."""
+def grouped_bars(ax, groups, series, value, log=False, label=str):
+    """Bars of value(group, series) (a row or None), one cluster per group;
+    label(series) names each series in the legend."""
     width = 0.8 / max(1, len(series))
     for i, s in enumerate(series):
         xs, rs = [], []
@@ -95,11 +96,28 @@ def grouped_bars(ax, groups, series, value, log=False):
                 xs.append(g_index + (i - (len(series) - 1) / 2) * width)
                 rs.append(r)
         if rs:
-            ax.bar(xs, [r["median"] for r in rs], width, yerr=error_bars(rs), capsize=2, label=str(s))
+            ax.bar(xs, [r["median"] for r in rs], width, yerr=error_bars(rs), capsize=2, label=label(s))
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([str(g) for g in groups])
     if log:
         ax.set_yscale("log")
+
+
+def bars_by_variant(ax, rs, thread_label, log=False):
+    """Bars of the rows rs: one cluster per variant, one bar per thread
+    count, named thread_label(threads) in the legend."""
+    by = {(r["variant"], r["threads"]): r for r in rs}
+    grouped_bars(ax, ordered(r["variant"] for r in rs), ordered(r["threads"] for r in rs),
+                 lambda v, t: by.get((v, t)), log=log, label=thread_label)
+
+
+def finish(fig, ax, title, caption, xlabel, ylabel):
+    """Labels, title and legend of a one-axis figure; what a plot function returns."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return fig, title, caption
 
 
 def new_figure(ncols=1):
@@ -404,11 +422,7 @@ def idle_bars(results, series, ylabel, title, caption):
         raise Skip("no " + " or ".join(metric for _, metric in series) + " rows in idle")
     fig, (ax,) = new_figure()
     grouped_bars(ax, variants, list(by_series), lambda v, s: by_series[s].get(v), log=True)
-    ax.set_xlabel("pool")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    return fig, title, caption
+    return finish(fig, ax, title, caption, "pool", ylabel)
 
 
 def plot_idle(results):
@@ -429,23 +443,15 @@ def plot_idle_latency(results):
 
 
 def plot_alloc_seconds(results):
-    exp = experiment(results, "alloc")
-    rs = rows(exp, "seconds")
+    rs = rows(experiment(results, "alloc"), "seconds")
     if not rs:
         raise Skip("no allocator timings")
-    variants = ordered(r["variant"] for r in rs)
-    threads = ordered(r["threads"] for r in rs)
     fig, (ax,) = new_figure()
-    grouped_bars(ax, variants, [f"{t} thread{'s' if t > 1 else ''}" for t in threads],
-                 lambda v, s: next((r for r in rs if r["variant"] == v and r["threads"] == int(s.split()[0])),
-                                   None), log=True)
-    ax.set_xlabel("allocator")
-    ax.set_ylabel("time (s, log scale)")
-    title = "std::list push/pop benchmark: time per allocator"
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    return fig, title, ("The article's list benchmark (each thread pushes and pops its own std::list); "
-                        "wall time of the whole run, median with min–max whiskers.")
+    bars_by_variant(ax, rs, lambda t: f"{t} thread{'s' if t > 1 else ''}", log=True)
+    return finish(fig, ax, "std::list push/pop benchmark: time per allocator",
+                  "The article's list benchmark (each thread pushes and pops its own std::list); "
+                  "wall time of the whole run, median with min–max whiskers.",
+                  "allocator", "time (s, log scale)")
 
 
 def plot_alloc_scalability(results):
@@ -453,46 +459,31 @@ def plot_alloc_scalability(results):
     rs = [r for r in rows(exp, "scalability") if r.get("threads", 1) > 1]
     if not rs:
         raise Skip("no scalability rows (only one thread count measured)")
-    variants = ordered(r["variant"] for r in rs)
-    threads = ordered(r["threads"] for r in rs)
     cpus = len(exp.get("machine", {}).get("allowed_cpus", [])) or 1
     fig, (ax,) = new_figure()
-    grouped_bars(ax, variants, [f"{t} threads" for t in threads],
-                 lambda v, s: next((r for r in rs if r["variant"] == v and r["threads"] == int(s.split()[0])),
-                                   None))
-    for t in threads:
+    bars_by_variant(ax, rs, lambda t: f"{t} threads")
+    for t in ordered(r["threads"] for r in rs):
         ax.axhline(1 / min(t, cpus), linestyle="--", color="grey", linewidth=1)
     ax.axhline(1, linestyle=":", color="firebrick", linewidth=1)
-    ax.set_xlabel("allocator")
-    ax.set_ylabel("t(N) / t(1) / N")
-    title = "Allocator scalability t(N)/t(1)/N (lower is better)"
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    return fig, title, (f"Every thread does the full work, so perfect scaling on {cpus} CPU(s) is 1/N "
-                        "(dashed); 1 (dotted) means the threads ran one after the other; above 1 they "
-                        "slow each other down.")
+    return finish(fig, ax, "Allocator scalability t(N)/t(1)/N (lower is better)",
+                  f"Every thread does the full work, so perfect scaling on {cpus} CPU(s) is 1/N "
+                  "(dashed); 1 (dotted) means the threads ran one after the other; above 1 they "
+                  "slow each other down.",
+                  "allocator", "t(N) / t(1) / N")
 
 
 def plot_io(results):
-    exp = experiment(results, "io")
-    rs = rows(exp, "mb_per_s")
+    rs = rows(experiment(results, "io"), "mb_per_s")
     if not rs:
         raise Skip("no file copy rows")
-    variants = ordered(r["variant"] for r in rs)
-    threads = ordered(r["threads"] for r in rs)
     fig, (ax,) = new_figure()
     fig.set_size_inches(9, 4.5)
-    grouped_bars(ax, variants, [f"{t} concurrent" for t in threads],
-                 lambda v, s: next((r for r in rs if r["variant"] == v and r["threads"] == int(s.split()[0])),
-                                   None), log=True)
-    ax.set_xlabel("copy method")
-    ax.set_ylabel("MB/s (log scale)")
+    bars_by_variant(ax, rs, lambda t: f"{t} concurrent", log=True)
     ax.tick_params(axis="x", labelsize=8)
-    title = "File copy throughput: byte by byte and by blocks"
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    return fig, title, ("Aggregate MB/s (10^6 bytes) of concurrent copies of page-cached files: fgetc, "
-                        "getc_unlocked, iostream and weft-bytes copy a byte at a time; the others by blocks.")
+    return finish(fig, ax, "File copy throughput: byte by byte and by blocks",
+                  "Aggregate MB/s (10^6 bytes) of concurrent copies of page-cached files: fgetc, "
+                  "getc_unlocked, iostream and weft-bytes copy a byte at a time; the others by blocks.",
+                  "copy method", "MB/s (log scale)")
 
 
 def plot_smt(results):
@@ -514,13 +505,10 @@ def plot_smt(results):
         ax.scatter([variants.index("smt-siblings")], [at_least], marker="D", color="k", zorder=3,
                    label=f"article: sin on siblings, >{at_least}x")
     ax.axhline(1, linestyle=":", color="grey")
-    ax.set_xlabel("placement of the two threads")
-    ax.set_ylabel("slowdown vs one thread (x)")
-    title = "Two threads on two cores, on SMT siblings, on one CPU: slowdown"
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    return fig, title, ("Time per thread relative to one thread alone (1 = no slowdown), for the "
-                        "memory-bound plain sum and the execution-bound sin sum.")
+    return finish(fig, ax, "Two threads on two cores, on SMT siblings, on one CPU: slowdown",
+                  "Time per thread relative to one thread alone (1 = no slowdown), for the "
+                  "memory-bound plain sum and the execution-bound sin sum.",
+                  "placement of the two threads", "slowdown vs one thread (x)")
 
 
 def plot_spin(results):
@@ -573,11 +561,9 @@ def plot_bars(results, name, metric, title):
     medians = [r["median"] for r in rs if r["median"] > 0]
     log = bool(medians) and max(medians) > 100 * min(medians)
     grouped_bars(ax, groups, series, lambda g, s: by.get((g, s)), log=log)
-    ax.set_xlabel("workers" if key == "threads" else key)
     unit = rs[0].get("unit", "")
-    ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
-    ax.legend(fontsize=8)
-    return fig, title, f"weft {name}: median {metric} per variant, bars from min to max over the repetitions."
+    return finish(fig, ax, title, f"weft {name}: median {metric} per variant, bars from min to max over the "
+                  "repetitions.", "workers" if key == "threads" else key, f"{metric} ({unit})" if unit else metric)
 
 
 def bars_figure(entry, fid):
