@@ -13,7 +13,7 @@
 namespace weft::detail {
 
 TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
-  const WaitOptions& opts = pool_.options_.wait;
+  const WaitOptions& opts = pool_.wait_options();
   // relaxed: submitters read it after their seq_cst fence; a stale count
   // can only cause one wake-up too many or too few, and "too few" is
   // covered by the rescan before sleeping.
@@ -46,12 +46,13 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     // before our announcement either sees it and wakes us, or its push is
     // visible to the rescan (see PoolCore::push()).
     announce_sleep(w.index, kSleeping - kSearching);
-    // acquire: a worker that sees the stop leaves, runs its on_worker_stop
-    // hook and exits, all after what shutdown()'s thread did before its
-    // store. The fence in announce_sleep() orders this load after our announcement; only
-    // an acquire read of the stop orders our exit after the stopper (with a
-    // relaxed load TSan caught the stop hook racing the owner's last reads).
-    const bool stopping = pool_.stop_.load(std::memory_order_acquire);
+    // acquire (stopping()): a worker that sees the stop leaves, runs its
+    // on_worker_stop hook and exits, all after what shutdown()'s thread did
+    // before its store. The fence in announce_sleep() orders this load after
+    // our announcement; only an acquire read of the stop orders our exit
+    // after the stopper (with a relaxed load TSan caught the stop hook
+    // racing the owner's last reads).
+    const bool stopping = pool_.stopping();
     if (pool_.anything_queued() || stopping) {
       bool was_listed = false;
       {
@@ -72,9 +73,10 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     } else {
       park(w, WaitOptions{std::chrono::nanoseconds(0), false});  // no spin: the search above was it
       woken = true;
-      // The waker counted us as searching. acquire: shutdown()'s stores
-      // before its stop_ store (the queues are quiet by then).
-      if (pool_.stop_.load(std::memory_order_acquire) && !pool_.anything_queued()) return leave();
+      // The waker counted us as searching. acquire (stopping()):
+      // shutdown()'s stores before its stop_ store (the queues are quiet by
+      // then).
+      if (pool_.stopping() && !pool_.anything_queued()) return leave();
     }
     adapt(spun, opts, now_ns());
     if (TaskNode* mine = pool_.find_task(w)) return found(w, mine);
@@ -166,7 +168,7 @@ std::uint32_t IdleWorkers::wake(std::uint32_t want, bool only_if_none_searching)
     // to the workers.
     idle_state_.fetch_add(n * (kSearching - kSleeping), std::memory_order_relaxed);
   }
-  for (std::uint32_t i = 0; i < n; ++i) pool_.workers_[static_cast<std::size_t>(woken[i])]->parker.unpark();
+  for (std::uint32_t i = 0; i < n; ++i) pool_.unpark(woken[i]);
   return n;
 }
 

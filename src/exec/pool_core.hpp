@@ -104,16 +104,29 @@ class PoolCore {
 
  private:
   friend class ::weft::ThreadPool;
-  friend class IdleWorkers;
 
   void run_worker(Worker& w);
   void set_victim_rings(const Topology& topo);
   void release_workers() noexcept;
+
+ public:
+  // What the sleep protocol (IdleWorkers) asks of the pool, and no more.
+  // A task from w's own deque, else from a victim (src/exec/steal.cpp).
   TaskNode* find_task(Worker& w) noexcept;
+  // One search of the victims and injection slots (not w's own deque).
   TaskNode* steal_any(Worker& w) noexcept;
   bool anything_queued() const noexcept;
   // Tasks queued in every deque, counted until `cap` is reached (a snapshot).
   std::uint32_t queued_up_to(std::uint32_t cap) const noexcept;
+  const WaitOptions& wait_options() const noexcept { return options_.wait; }
+  // Whether shutdown() has told the workers to leave. acquire: a worker
+  // that sees it and exits does so after what shutdown()'s thread did
+  // before its store (the stop hook must not race the owner's last reads).
+  bool stopping() const noexcept { return stop_.load(std::memory_order_acquire); }
+  // Ends worker i's park (after a waker took it off the sleepers' list).
+  void unpark(int i) noexcept { workers_[static_cast<std::size_t>(i)]->parker.unpark(); }
+
+ private:
   // The calling outside thread's injection slot, taken on its first push.
   struct Injector {
     Source* source = nullptr;

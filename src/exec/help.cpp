@@ -1,0 +1,47 @@
+// How the pool's waits wait (weft/detail/exec/block_on.hpp): a wait on a
+// worker thread runs other queued tasks while its condition is false, then
+// spins and sleeps on the waiter bit.
+#include <chrono>
+
+#include "pool_core.hpp"
+#include "weft/detail/exec/block_on.hpp"
+#include "weft/detail/sync/wait.hpp"
+
+namespace weft::detail {
+
+bool on_worker_thread() noexcept { return this_worker().worker != nullptr; }
+
+bool help_one() noexcept {
+  WorkerContext& c = this_worker();
+  return c.worker != nullptr && c.pool->help_one(*c.worker);
+}
+
+namespace {
+// A pool wait: the waiter-bit protocol, helping on a worker thread.
+struct BlockOn : WaiterBitWait<DonePredicate> {
+  bool helping;
+  bool help() const noexcept { return helping && help_one(); }
+  bool helps() const noexcept { return helping; }
+  // A helping worker sleeps at most 1 ms at a time: work it could help
+  // with may be queued where no wake-up reaches it (it is neither
+  // searching nor parked as idle).
+  std::chrono::nanoseconds max_sleep() const noexcept {
+    return helping ? std::chrono::milliseconds(1) : std::chrono::nanoseconds::zero();
+  }
+};
+}  // namespace
+
+bool block_on(std::atomic<std::uint32_t>& word, DonePredicate done, std::uint32_t waiter_bit, bool help,
+              std::chrono::nanoseconds timeout) noexcept {
+  BlockOn p{{{}, word, done, waiter_bit}, help};
+  return wait_until(p, WaitOptions{}, Deadline::after(timeout));
+}
+
+bool PoolCore::help_one(Worker& w) noexcept {
+  TaskNode* t = find_task(w);
+  if (t == nullptr) return false;
+  execute(w, t);
+  return true;
+}
+
+}  // namespace weft::detail
