@@ -1,4 +1,4 @@
-/* The batch steal from an injection deque (include/weft/detail/exec/deque.hpp:
+/* The batch steal from an injection deque (src/include/weft/detail/exec/deque.hpp:
  * steal_batch() and pop_batched(); used by InjectionSlots::steal() and by
  * the submitter's take-backs in src/exec/thread_pool.cpp), checked with spin.
  * This is the deque level of the injection protocol: injection.pml checks

@@ -1,4 +1,4 @@
-/* The injection slots' ready bits (include/weft/detail/exec/injection_slots.hpp,
+/* The injection slots' ready bits (src/include/weft/detail/exec/injection_slots.hpp,
  * src/exec/injection_slots.cpp) together with the pool's sleep protocol
  * (src/exec/thread_pool.cpp, src/exec/idle_workers.cpp), checked with spin.
  *
