@@ -1,6 +1,6 @@
 /* The batch steal from an injection deque (src/include/weft/detail/exec/deque.hpp:
  * steal_batch() and pop_batched(); used by InjectionSlots::steal() and by
- * the submitter's take-backs in src/exec/thread_pool.cpp), checked with spin.
+ * the submitter's take-backs in src/exec/injector.cpp), checked with spin.
  * This is the deque level of the injection protocol: injection.pml checks
  * the bits and the sleep protocol over a count of queued tasks, and a batch
  * does not change that argument (a worker that moves a batch into its own

@@ -1,6 +1,6 @@
 /* The injection slots' ready bits (src/include/weft/detail/exec/injection_slots.hpp,
  * src/exec/injection_slots.cpp) together with the pool's sleep protocol
- * (src/exec/thread_pool.cpp, src/exec/idle_workers.cpp), checked with spin.
+ * (src/exec/thread_pool.cpp, src/exec/steal.cpp, src/exec/idle_workers.cpp), checked with spin.
  *
  * Model: NS submitters, each with its own slot (`dq[s]` counts its queued
  * tasks), in one group: bit s of `ready` is the slot's bit, `summary` the
