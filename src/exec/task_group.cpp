@@ -4,6 +4,7 @@
 
 #include "pool_core.hpp"
 #include "weft/detail/exec/block_on.hpp"
+#include "weft/detail/exec/seat.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/error.hpp"
@@ -145,6 +146,19 @@ void TaskGroup::take_back_queued() noexcept {
   if (tb.units != 0) take_units_off_root(tb.units);  // none when nothing was taken
 }
 
+// The blocking part of wait() and of the destructor. A worker helps (runs
+// queued tasks) while it waits. An outside thread takes the pool's seat when
+// a worker is parked (weft/detail/exec/seat.hpp): seated, it is the guest
+// worker and helps the same way while that worker sits out, so the group's
+// tasks run on P threads, the caller one of them, not on P workers with a
+// P+1st thread spinning beside them. Without a seat (another thread holds
+// it, or no worker is parked: all P compute already) it waits without
+// computing, as before. The seat is given back before we return.
+void TaskGroup::wait_as_one_of_the_p() noexcept {
+  const detail::Seat seat(pool_);
+  detail::block_on(state_, &TaskGroup::done, kWaiter, detail::on_worker_thread());
+}
+
 void TaskGroup::wait() {
   // A group cancelled by a stop (on another thread) still has the tasks
   // this thread queued in its deque: take them back rather than wait.
@@ -157,7 +171,7 @@ void TaskGroup::wait() {
       throw std::logic_error(
           "weft::TaskGroup::wait() called from one of its own tasks (it would wait for itself; "
           "wait in the code that run() the tasks, outside the group)");
-    detail::block_on(state_, &TaskGroup::done, kWaiter, detail::on_worker_thread());
+    wait_as_one_of_the_p();
   }
   std::uint32_t w = kWaiter;
   // relaxed: clears our bit when nothing is pending; if a run() raced in,
@@ -179,7 +193,7 @@ void TaskGroup::wait() {
 TaskGroup::~TaskGroup() {
   if (is_cancelled()) take_back_queued();
   if (!done(state_.load(std::memory_order_acquire)))  // acquire: as in wait()
-    detail::block_on(state_, &TaskGroup::done, kWaiter, detail::on_worker_thread());
+    wait_as_one_of_the_p();
   if (error_claimed_.load(std::memory_order_acquire) && error_) {
     report_error("weft::TaskGroup destroyed with an exception nobody wait()ed for", error_);
   }

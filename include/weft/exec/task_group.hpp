@@ -8,6 +8,14 @@
 ///
 /// wait() on a worker runs queued tasks (its own first) while it waits, so
 /// groups nest to any depth and recursive fork-join needs no extra threads.
+/// wait() on a thread outside the pool takes the pool's seat when a worker
+/// is parked (as the blocking algorithms do): that worker sits out and the
+/// caller runs queued tasks in its place until the group is done, so P
+/// threads compute, the caller one of them. Without a seat (another outside
+/// thread holds it, or every worker is busy) the caller waits without
+/// computing: it spins briefly, then sleeps. (Future::get() and
+/// sync_wait() on an outside thread always wait without computing: a
+/// future or a task may involve several pools, or none.)
 /// Every task of the group runs, even after one has thrown; wait() rethrows
 /// the first exception and drops the rest. run() may be called from any
 /// thread, including from the group's own tasks, until wait() returns; the
@@ -253,6 +261,7 @@ class TaskGroup {
   void finish_one(Shard* shard) noexcept;
   void take_units_off_root(std::uint32_t units) noexcept;
   static bool done(std::uint32_t w) noexcept { return (w >> 1) == 0; }
+  void wait_as_one_of_the_p() noexcept;
 
   ThreadPool& pool_;
   // The thread that built the group (the address of its t_group_frames):

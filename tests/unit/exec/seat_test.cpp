@@ -1,14 +1,17 @@
 // The seat (weft/detail/exec/seat.hpp): an outside thread that calls a
-// blocking algorithm computes as one of the pool's P threads while a parked
-// worker sits out, under that worker's index; at most P threads compute;
-// the seat is given back however the call ends.
+// blocking algorithm, or waits for a TaskGroup, computes as one of the
+// pool's P threads while a parked worker sits out, under that worker's
+// index; at most P threads compute; the seat is given back however the
+// call ends.
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/parallel_reduce.hpp"
 #include "weft/exec/pool_stats.hpp"
+#include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -117,6 +120,50 @@ TEST(Seat, IsGivenBackWhenTheCallThrows) {
     pool.wait_idle();
     EXPECT_EQ(n.load(), 100);
   }
+}
+
+// TaskGroup::wait() on an outside thread takes the seat when a worker is
+// parked: the caller runs some of the group's tasks, never more than P
+// threads run them, and the worker that sat out works again afterwards. (A
+// round whose pushes woke every worker has no seat: the caller then runs
+// nothing, which is why only the sum over the rounds must show the seat.)
+TEST(Seat, TaskGroupWaitFromOutsideComputesAsOneOfThePAndGivesTheSeatBack) {
+  weft::test::Watchdog dog("task group wait seat");
+  weft::ThreadPool pool(parking(2));
+  const std::thread::id caller = std::this_thread::get_id();
+  int on_caller = 0;
+  int most_at_once = 0;
+  for (int round = 0; round < 20; ++round) {
+    until_all_parked(pool);
+    std::atomic<int> mine{0};
+    std::atomic<int> done{0};
+    std::atomic<int> running{0};
+    std::atomic<int> peak{0};
+    {
+      weft::TaskGroup g(pool);
+      for (int i = 0; i < 2000; ++i) g.run([&] {
+        const int now = running.fetch_add(1) + 1;
+        for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
+        }
+        spin_for(1us);
+        if (std::this_thread::get_id() == caller) mine.fetch_add(1);
+        running.fetch_sub(1);
+        done.fetch_add(1);
+      });
+      g.wait();
+    }
+    EXPECT_EQ(done.load(), 2000) << "round " << round;
+    EXPECT_FALSE(pool.is_worker()) << "the caller is still seated after round " << round;
+    on_caller += mine.load();
+    most_at_once = std::max(most_at_once, peak.load());
+    std::atomic<int> n{0};  // both workers are back
+    for (int i = 0; i < 100; ++i) pool.post([&] { n.fetch_add(1); });
+    pool.wait_idle();
+    EXPECT_EQ(n.load(), 100) << "round " << round;
+  }
+  EXPECT_LE(most_at_once, 2) << "more than P threads ran the group's tasks at once";
+  EXPECT_GT(on_caller, 0) << "the caller never computed: no wait took the seat";
+  EXPECT_EQ(pool.stats().seated.tasks_run, static_cast<std::uint64_t>(on_caller));
 }
 
 // Tasks the seated caller leaves queued (posted by a loop body) run, and

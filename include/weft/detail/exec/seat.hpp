@@ -2,7 +2,8 @@
 // one of the pool's P threads while one parked worker sits out.
 //
 // A blocking algorithm called from a thread outside the pool (on_workers.hpp)
-// first asks for the pool's seat. The seat is one guest worker (a deque, its
+// first asks for the pool's seat, and so does TaskGroup::wait() (and the
+// group's destructor) on such a thread, for as long as it waits. The seat is one guest worker (a deque, its
 // victims, counters; no thread of its own) that one outside thread at a time
 // may hold, and it comes with a lease on a parked worker: that worker is
 // taken off the sleepers' list and out of the sleeping count, so no waker
