@@ -353,6 +353,19 @@ double fan_in_weft_taskgroup(const Run& r) {
   });
 }
 
+// The group run() and wait()ed by the calling thread itself, outside the
+// pool, as oneTBB's variant does from its arena slot: wait() takes the
+// pool's seat when a worker is parked, so the caller is one of the P.
+double fan_in_weft_taskgroup_caller(const Run& r) {
+  ThreadPool pool(PoolOptions{.workers = r.threads});
+  pool.post([] {});
+  pool.wait_idle();  // the workers are up
+  std::vector<std::int64_t> slots(static_cast<std::size_t>(r.p->fan_in));
+  return fan_ins(r, "weft-taskgroup-caller", [&] {
+    return run_and_wait(slots, *r.where, [&] { return TaskGroup(pool); });
+  });
+}
+
 #ifdef WEFT_HAVE_TBB
 double fan_in_tbb(const Run& r) {
   return in_tbb_arena(r.threads, [&] {
@@ -494,13 +507,16 @@ const std::array<Entry, 2> kHop{{
      "which queues the resumption on the pool's queue for any of its threads"},
 }};
 
-const std::array<Entry, 5> kFanIn{{
+const std::array<Entry, 6> kFanIn{{
     {{"weft-future", kBuiltIn, true, fan_in_weft_future},
      "pool.submit() of each from a worker, when_all(vector).get() there (get() runs queued tasks meanwhile)"},
     {{"weft-task", kBuiltIn, true, fan_in_weft_task},
      "co_await when_all(vector of Task) sync_wait()ed on a worker: the first child in place, the rest queued"},
     {{"weft-taskgroup", kBuiltIn, true, fan_in_weft_taskgroup},
      "TaskGroup run() of each from a worker, wait() there (it runs queued tasks)"},
+    {{"weft-taskgroup-caller", kBuiltIn, true, fan_in_weft_taskgroup_caller},
+     "TaskGroup run() of each from the calling thread (not a pool thread), wait() there: it takes the pool's "
+     "seat when a worker is parked and runs queued tasks as one of the P"},
     {{"tbb", kTbb, true, WEFT_XP_IF_TBB(fan_in_tbb)},
      "task_group run() of each from the calling thread, one of the arena's slots, wait() there (it runs tasks)"},
     {{"asio", kAsio, true, WEFT_XP_IF_ASIO(fan_in_asio)},
@@ -587,7 +603,8 @@ nlohmann::json goal_ratios(const Result& r, const std::vector<int>& workers) {
 }  // namespace
 
 const std::vector<std::string>& coro_variants() {
-  static const std::vector<std::string> names{"weft-task", "weft-taskgroup", "weft-future", "tbb", "asio"};
+  static const std::vector<std::string> names{"weft-task", "weft-taskgroup", "weft-taskgroup-caller",
+                                              "weft-future", "tbb", "asio"};
   return names;
 }
 

@@ -20,7 +20,7 @@ using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
 const std::map<std::string, std::set<std::string>> kVariants{
     {"fib", {"weft-task", "weft-taskgroup", "tbb"}},
     {"hop", {"weft-task", "asio"}},
-    {"fan-in", {"weft-future", "weft-task", "weft-taskgroup", "tbb", "asio"}},
+    {"fan-in", {"weft-future", "weft-task", "weft-taskgroup", "weft-taskgroup-caller", "tbb", "asio"}},
     {"cancel", {"weft-taskgroup", "tbb"}}};
 const std::map<std::string, std::string> kMetric{
     {"fib", "ns_per_spawn"}, {"hop", "ns_per_hop"}, {"fan-in", "us_per_fan_in"}, {"cancel", "cancel_ms"}};

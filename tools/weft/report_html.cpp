@@ -553,7 +553,8 @@ void explain_coro(Page& pg) {
   const int t = has_two || workers.empty() ? 2 : workers.front().get<int>();
   static const std::pair<const char*, const char*> kMetrics[] = {
       {"fib", "ns_per_spawn"}, {"hop", "ns_per_hop"}, {"fan-in", "us_per_fan_in"}, {"cancel", "cancel_ms"}};
-  static const char* const kVariants[] = {"weft-task", "weft-taskgroup", "weft-future", "tbb", "asio"};
+  static const char* const kVariants[] = {"weft-task", "weft-taskgroup", "weft-taskgroup-caller", "weft-future",
+                                          "tbb", "asio"};
   std::vector<std::string> head{"workload", "metric"};
   head.insert(head.end(), std::begin(kVariants), std::end(kVariants));
   Table table(head);

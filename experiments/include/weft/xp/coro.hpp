@@ -14,8 +14,10 @@
 //   fan-in   `fan_in` tiny tasks started and all joined, `fan_ins` times per
 //            sample: weft-future (submit + when_all(vector).get()),
 //            weft-task (co_await when_all(vector of Task)), weft-taskgroup
-//            (run + wait), tbb (task_group run + wait), asio (post + a
-//            count-down). Metric us_per_fan_in.
+//            (run + wait on a worker), weft-taskgroup-caller (run + wait on
+//            the calling thread, which takes the pool's seat), tbb
+//            (task_group run + wait), asio (post + a count-down). Metric
+//            us_per_fan_in.
 //   cancel   `cancel_tasks` tasks queued in a group whose workers are all
 //            blocked, then cancel(): weft-taskgroup, tbb
 //            (task_group::cancel). Metric cancel_ms, from the cancel() call
