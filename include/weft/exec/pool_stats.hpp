@@ -59,7 +59,8 @@ struct WorkerStats {
 struct PoolStats {
   std::vector<WorkerStats> workers;  ///< by worker index
   /// What outside threads did in the pool's seat, computing a blocking
-  /// algorithm as one of the P while a worker sat out
+  /// algorithm or helping a TaskGroup::wait() as one of the P while a
+  /// worker sat out
   /// (weft/detail/exec/seat.hpp): tasks run, steals, wake-ups sent, time
   /// seated as `busy`. Index and CPU -1.
   WorkerStats seated;
