@@ -149,10 +149,7 @@ Result run_fib(const FibParams& p) {
     a.note = teams[i].note(note);
     a.labels.cutoff = cutoff_of[i];
     a.labels.spawns = u.variant == "serial" ? 0 : spawned;
-    Row b = a;
-    b.metric = "ns_per_task";
-    b.unit = "ns";
-    b.stats = summarize(std::move(ns));
+    Row b = with_metric(a, "ns_per_task", "ns", std::move(ns));
     if (u.variant == "serial") b.note = "per call that spawns in the parallel variants";
     r.rows.push_back(std::move(a));
     r.rows.push_back(std::move(b));

@@ -192,10 +192,7 @@ Result run_pfor(const PforParams& p) {
                        : "sum of " + std::to_string(p.sum_n) + " ints";
       a.note = teams[i].note(a.note);
     }
-    Row b = a;
-    b.metric = "ns_per_task";
-    b.unit = "ns";
-    b.stats = summarize(std::move(ns));
+    Row b = with_metric(a, "ns_per_task", "ns", std::move(ns));
     r.rows.push_back(std::move(a));
     r.rows.push_back(std::move(b));
   }

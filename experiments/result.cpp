@@ -104,6 +104,13 @@ Row make_row(std::string variant, int threads, std::string metric, std::string u
   return row;
 }
 
+Row with_metric(Row base, std::string metric, std::string unit, std::vector<double> samples) {
+  base.metric = std::move(metric);
+  base.unit = std::move(unit);
+  base.stats = summarize(std::move(samples));
+  return base;
+}
+
 nlohmann::json to_json(const Result& r) {
   nlohmann::json j;
   j["experiment"] = r.experiment;

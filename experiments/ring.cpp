@@ -243,9 +243,7 @@ Result run_ring(const RingParams& p) {
     Row a = make_row(p.flags[v], p.threads, "ns_per_hop", "ns", ns[v]);
     a.note = note;
     a.labels.hops = hops_used[v];
-    Row b = a;
-    b.metric = "cpu_ns_per_hop";
-    b.stats = summarize(cpu_ns[v]);
+    Row b = with_metric(a, "cpu_ns_per_hop", "ns", cpu_ns[v]);
     r.rows.push_back(std::move(a));
     r.rows.push_back(std::move(b));
   }

@@ -508,10 +508,7 @@ Result run_scale(const ScaleParams& p) {
         speedup.measured = false;
         speedup.note = "no 1-worker run to compare with";
       }
-      Row efficiency = speedup;
-      efficiency.metric = "efficiency";
-      efficiency.unit = "fraction";
-      efficiency.stats = summarize(std::move(e));
+      Row efficiency = with_metric(speedup, "efficiency", "fraction", std::move(e));
       r.rows.push_back(std::move(speedup));
       r.rows.push_back(std::move(efficiency));
     }

@@ -116,6 +116,11 @@ void add_ratio(nlohmann::json& ratios, const std::string& what, std::optional<do
 Row make_row(std::string variant, int threads, std::string metric, std::string unit,
              std::vector<double> samples, std::string why_not = {});
 
+// A second figure of the same measurement (ns per task beside ms, CPU beside
+// wall time): `base`'s variant, threads, labels, note and measured flag,
+// with another metric, unit and samples.
+Row with_metric(Row base, std::string metric, std::string unit, std::vector<double> samples);
+
 // CPU time of the whole process and of the calling thread, in ns.
 std::int64_t process_cpu_ns() noexcept;
 std::int64_t thread_cpu_ns() noexcept;
