@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -17,5 +18,11 @@ std::system_error io_error(int err, std::string_view who, std::string_view actio
 int io_open(const std::string& path, int flags, std::string_view who, std::string_view action);
 // The name error messages use for an adopted descriptor without one.
 std::string io_fd_name(int fd, std::string name);
+
+// The buffer of a Reader or Writer being built on descriptor `fd`: on a size
+// of 0 (std::invalid_argument naming the file) or a failed allocation, `fd`
+// is closed and set to -1 before the exception leaves, so a constructor that
+// throws leaks no descriptor.
+std::unique_ptr<std::byte[]> io_buffer(int& fd, std::size_t size, std::string_view who, const std::string& name);
 
 }  // namespace weft::detail

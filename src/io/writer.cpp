@@ -23,12 +23,7 @@ constexpr std::string_view kUnreported = "weft::Writer destroyed with an unrepor
 
 Writer::Writer(int fd, std::string name, std::size_t buffer_size)
     : name_(std::move(name)), capacity_(buffer_size), fd_(fd) {
-  if (buffer_size == 0) {
-    ::close(fd);
-    fd_ = -1;
-    throw std::invalid_argument("weft::Writer: buffer size must be > 0 for '" + name_ + "'");
-  }
-  buffer_ = std::make_unique_for_overwrite<std::byte[]>(buffer_size);
+  buffer_ = detail::io_buffer(fd_, buffer_size, kWho, name_);
   pos_ = buffer_.get();
   end_ = pos_ + capacity_;
 }
