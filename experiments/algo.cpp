@@ -932,11 +932,7 @@ Result run_algo(const AlgoParams& p) {
       }
       r.rows.push_back(row);
       if (u.variant == "serial" || serial == units.end()) continue;
-      Row speedup = row;
-      speedup.metric = "speedup";
-      speedup.unit = "x";
-      speedup.stats = summarize(u.runs() ? speedups(*serial, u) : std::vector<double>{});
-      r.rows.push_back(std::move(speedup));
+      r.rows.push_back(with_metric(row, "speedup", "x", u.runs() ? speedups(*serial, u) : std::vector<double>{}));
     }
     if (!w.reduction) continue;
     for (const std::string& v : names) {
@@ -1013,10 +1009,7 @@ const Register<AlgoParams> reg{{
               },
               nullptr},
     .run = run_algo,
-    .heading =
-        [](const AlgoParams&) {
-          return std::string("Parallel algorithms: ms per run, speed-up over serial, deterministic reductions");
-        },
+    .heading = "Parallel algorithms: ms per run, speed-up over serial, deterministic reductions",
     .print = print_compare,
     .figures = {"algo_vs_serial"},
     .headlines = {"ms"},

@@ -611,10 +611,7 @@ const Register<AllocParams> reg{{
               }},
     .check = check_memory,
     .run = run_alloc,
-    .heading =
-        [](const AllocParams&) {
-          return std::string("List benchmark (seconds, scalability t(N)/t(1)/N, peak RSS) and producer/consumer");
-        },
+    .heading = "List benchmark (seconds, scalability t(N)/t(1)/N, peak RSS) and producer/consumer",
     .print = print_published,
     .child = run_child,
     // Each measurement in a child process: this program, re-executed.

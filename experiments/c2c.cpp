@@ -187,10 +187,7 @@ const Register<C2cParams> reg{{
                 integer("--samples", &C2cParams::samples, "Samples per pair, after one warm-up", 1, 10'000)},
     .sizes = {[](C2cParams& p) { p.samples = 3; }, nullptr, [](C2cParams& p) { p.samples = 15; }},
     .run = run_c2c,
-    .heading =
-        [](const C2cParams&) {
-          return std::string("Core-to-core latency: two pinned threads bounce one cache line");
-        },
+    .heading = "Core-to-core latency: two pinned threads bounce one cache line",
     .print = print_matrix,
     .figures = {"c2c_heatmap"},
 }};

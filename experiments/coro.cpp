@@ -657,11 +657,7 @@ Result run_coro(const CoroParams& p) {
       }
       if (w.name == "fib") {
         row.labels.spawns = per;
-        Row time = row;
-        time.metric = "ms";
-        time.unit = "ms";
-        time.stats = summarize(u.runs() ? ms : std::vector<double>{});
-        r.rows.push_back(std::move(time));
+        r.rows.push_back(with_metric(row, "ms", "ms", u.runs() ? ms : std::vector<double>{}));
       }
       r.rows.push_back(std::move(row));
     }
@@ -714,11 +710,7 @@ const Register<CoroParams> reg{{
               },
               nullptr, [](CoroParams& p) { p.reps = 9; }},
     .run = run_coro,
-    .heading =
-        [](const CoroParams&) {
-          return std::string(
-              "Coroutines and async composition: ns per spawn, ns per hop, us per fan-in, cancel ms");
-        },
+    .heading = "Coroutines and async composition: ns per spawn, ns per hop, us per fan-in, cancel ms",
     .print = [](const Result& r) { print_ratios(r, "Goals (at 2 workers):", 58); },
     .figures = {"coro_vs_peers"},
     .headlines = {"ms", "ns_per_hop", "us_per_fan_in", "cancel_ms"},

@@ -324,11 +324,8 @@ const Register<IdleParams> reg{{
               },
               nullptr},
     .run = run_idle,
-    .heading =
-        [](const IdleParams&) {
-          return std::string("Idle pools: process CPU ms over 1 s idle and over 2 s with a task every 1 ms, and the "
-                             "post-to-start latency");
-        },
+    .heading = "Idle pools: process CPU ms over 1 s idle and over 2 s with a task every 1 ms, and the "
+                "post-to-start latency",
     .print = print_above_baseline,
     .child = run_child,
     // Each measurement in a child process of its own, so that threads another

@@ -516,10 +516,7 @@ const Register<IoParams> reg{{
                        io_space_needed(p.size_bytes, *std::max_element(t.begin(), t.end())));
         },
     .run = run_io,
-    .heading =
-        [](const IoParams&) {
-          return std::string("File copy, byte by byte and by blocks: MB/s (aggregate over concurrent copies)");
-        },
+    .heading = "File copy, byte by byte and by blocks: MB/s (aggregate over concurrent copies)",
     .print = print_published,
     .figures = {"io_mb_per_s"},
     .headlines = {"mb_per_s"},

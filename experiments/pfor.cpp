@@ -231,10 +231,7 @@ const Register<PforParams> reg{{
             throw BadParam("--rounds x --items x --work-ns is more than 10 minutes of serial work");
         },
     .run = run_pfor,
-    .heading =
-        [](const PforParams&) {
-          return std::string("parallel_for: ms per run and ns per item (spin: ~1 us items; sum: 10^7 ints)");
-        },
+    .heading = "parallel_for: ms per run and ns per item (spin: ~1 us items; sum: 10^7 ints)",
     .print = print_compare,
     .figures = {"pfor_ms", "worker_strip"},
     .headlines = {"ms"},

@@ -497,13 +497,10 @@ Result run_scale(const ScaleParams& p) {
         row.note = teams[static_cast<std::size_t>(&u - units.data())].note(row.note);
       }
       r.rows.push_back(row);
-      Row speedup = row;
-      speedup.metric = "speedup";
-      speedup.unit = "x";
       std::vector<double> s = u.runs() && one != units.end() ? speedups(*one, u) : std::vector<double>{};
       std::vector<double> e;
       for (double x : s) e.push_back(x / u.threads);
-      speedup.stats = summarize(std::move(s));
+      Row speedup = with_metric(row, "speedup", "x", std::move(s));
       if (u.runs() && one == units.end()) {
         speedup.measured = false;
         speedup.note = "no 1-worker run to compare with";
@@ -555,7 +552,9 @@ void print_compare(const Result& r) {
   print_ratios(r, "Goals:", 58);
 }
 
-// --fib-n, with its bound's reason in the message.
+// What the options' own ranges cannot say: a run of more than a minute of
+// work, the worker ceiling of --oversubscribe, and --oversubscribe against
+// --workers.
 void check_scale(const ScaleParams& p) {
   if (static_cast<double>(p.tasks) * p.task_ns > 60e9 || static_cast<double>(p.pfor_n) * p.item_ns > 60e9)
     throw BadParam("--tasks x --task-ns or --pfor-n x --item-ns is more than a minute of work per run");
@@ -605,10 +604,7 @@ const Register<ScaleParams> reg{{
               }},
     .check = check_scale,
     .run = run_scale,
-    .heading =
-        [](const ScaleParams&) {
-          return std::string("Scaling: ms per run, speed-up over 1 worker, efficiency (speed-up / workers)");
-        },
+    .heading = "Scaling: ms per run, speed-up over 1 worker, efficiency (speed-up / workers)",
     .print = print_compare,
     .figures = {"scale_speedup"},
     .headlines = {"ms"},

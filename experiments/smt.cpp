@@ -287,10 +287,7 @@ const Register<SmtParams> reg{{
           }
         },
     .run = run_smt,
-    .heading =
-        [](const SmtParams&) {
-          return std::string("Sum and sin over a float array per thread: ms per thread and slowdown vs one thread");
-        },
+    .heading = "Sum and sin over a float array per thread: ms per thread and slowdown vs one thread",
     .print = print_published,
     .for_display = [](const Result& r) { return label_variants(r, &Labels::workload); },
     .figures = {"smt_slowdown"},

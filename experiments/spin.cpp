@@ -432,11 +432,7 @@ Result run_spin(const SpinParams& p) {
     base.labels.stopped_reps = stopped;
     base.labels.work_fraction_min = worst_fraction;
     const auto add = [&](const char* metric, const char* unit, std::vector<double> samples) {
-      Row row = base;
-      row.metric = metric;
-      row.unit = unit;
-      row.stats = summarize(std::move(samples));
-      r.rows.push_back(std::move(row));
+      r.rows.push_back(with_metric(base, metric, unit, std::move(samples)));
     };
     add("wall_ms", "ms", std::move(wall));
     add("cpu_s", "s", std::move(cpu));
@@ -560,11 +556,7 @@ const Register<SpinParams> reg{{
               },
               [](SpinParams& p) { p.time_limit_s = 5; }},
     .run = run_spin,
-    .heading =
-        [](const SpinParams&) {
-          return std::string(
-              "Lock-protected work queue: wall ms, CPU s, context switches and energy per waiting strategy");
-        },
+    .heading = "Lock-protected work queue: wall ms, CPU s, context switches and energy per waiting strategy",
     .print = print_published,
     .for_display = by_granularity,
     .figures = {"spin_wall_vs_cpu"},

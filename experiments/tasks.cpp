@@ -499,10 +499,7 @@ const Register<TasksParams> reg{{
               },
               nullptr},
     .run = run_tasks,
-    .heading =
-        [](const TasksParams&) {
-          return std::string("Tiny tasks (one atomic increment each): tasks per second, and ns per round trip");
-        },
+    .heading = "Tiny tasks (one atomic increment each): tasks per second, and ns per round trip",
     .print = print_tasks,
     .figures = {"tasks_per_s"},
     .headlines = {"tasks_per_s", "round_trip_ns"},

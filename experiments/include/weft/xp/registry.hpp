@@ -168,6 +168,19 @@ Option<P> variants(std::vector<std::string> P::*member, const std::vector<std::s
   return names(std::move(flags), member, "Variants", "variant", allowed);
 }
 
+// The line above an experiment's rows: a fixed text (`.heading = "..."`),
+// or one made from the parameters (`.heading = [](const P& p) {...}`).
+template <class P>
+struct Heading {
+  std::function<std::string(const P&)> make{};
+  Heading() = default;
+  Heading(const char* text) : make([t = std::string(text)](const P&) { return t; }) {}  // NOLINT: a literal
+  template <class F>
+    requires std::is_invocable_r_v<std::string, const F&, const P&>
+  Heading(F f) : make(std::move(f)) {}  // NOLINT: a lambda
+  std::string operator()(const P& p) const { return make(p); }
+};
+
 // What an experiment is, typed on its parameters. Everything but name,
 // title, summary, run and heading may be left out.
 template <class P>
@@ -184,7 +197,7 @@ struct Spec {
   // Checks across options (after all are set); throws BadParam.
   std::function<void(const P&)> check{};
   std::function<Result(const P&)> run{};
-  std::function<std::string(const P&)> heading{};
+  Heading<P> heading{};
   // The terminal's tables after the rows (the article's figures, ratios).
   std::function<void(const Result&)> print{};
   // The rows as the terminal table shows them (the JSON keeps the originals).
