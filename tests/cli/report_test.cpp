@@ -259,12 +259,11 @@ TEST(ReportPlot, NeverWritesThroughALinkAndSkipsUnknownFigures) {
   victim.link_from(out / "plots.json");
   const nlohmann::json results = {
       {"registry",
-       {{{"name", "fib"}, {"article", nullptr}, {"title", "fib"}, {"summary", ""}, {"figures", {"fib_ms"}}},
-        {{"name", "later"}, {"article", nullptr}, {"title", "later"}, {"summary", ""}, {"figures", {"no_such_figure"}}},
-        // The generic bars: drawn from the rows' metric, skipped (with the
-        // reason) for a metric no row has.
-        {{"name", "fib"}, {"article", nullptr}, {"title", "fib"}, {"summary", ""},
-         {"figures", {"bars:ms", "bars:no_such_metric"}}}}},
+       // fib_ms has a drawer; the generic bars are drawn from the rows' metric
+       // and skipped (with the reason) for a metric no row has.
+       {{{"name", "fib"}, {"article", nullptr}, {"title", "fib"}, {"summary", ""},
+         {"figures", {"fib_ms", "bars:ms", "bars:no_such_metric"}}},
+        {{"name", "later"}, {"article", nullptr}, {"title", "later"}, {"summary", ""}, {"figures", {"no_such_figure"}}}}},
       {"published", nlohmann::json::object()},
       {"experiments",
        {{{"experiment", "fib"},
@@ -286,12 +285,13 @@ TEST(ReportPlot, NeverWritesThroughALinkAndSkipsUnknownFigures) {
   ASSERT_EQ(manifest.at("drawn").size(), 2U) << manifest.dump(1);
   EXPECT_EQ(manifest["drawn"][0].value("section", std::string()), "weft-own");
   EXPECT_EQ(manifest["drawn"][1].value("file", std::string()), "fib_bars_ms.png") << "bars:ms of fib";
+  ASSERT_TRUE(is_plain_file(out / "fib_bars_ms.png"));
   EXPECT_EQ(read_all(out / "fib_bars_ms.png").substr(1, 3), "PNG");
   ASSERT_EQ(manifest.at("skipped").size(), 2U) << manifest.dump(1);
-  EXPECT_EQ(manifest["skipped"][0].value("figure", std::string()), "no_such_figure");
-  EXPECT_TRUE(contains(manifest["skipped"][0].value("reason", std::string()), "no_such_figure"));
-  EXPECT_EQ(manifest["skipped"][1].value("figure", std::string()), "bars:no_such_metric");
-  EXPECT_TRUE(contains(manifest["skipped"][1].value("reason", std::string()), "no measured no_such_metric rows"))
+  EXPECT_EQ(manifest["skipped"][1].value("figure", std::string()), "no_such_figure");
+  EXPECT_TRUE(contains(manifest["skipped"][1].value("reason", std::string()), "no_such_figure"));
+  EXPECT_EQ(manifest["skipped"][0].value("figure", std::string()), "bars:no_such_metric");
+  EXPECT_TRUE(contains(manifest["skipped"][0].value("reason", std::string()), "no measured no_such_metric rows"))
       << manifest.dump(1);
   expect_no_temporaries(out);
 }

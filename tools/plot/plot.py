@@ -553,17 +553,25 @@ def plot_bars(results, name, metric, title):
     rs = rows(exp, metric)
     if not rs:
         raise Skip(f"no measured {metric} rows in {name}")
-    key = "workload" if any("workload" in r for r in rs) else "threads"
-    groups = ordered(r.get(key) for r in rs)
+    # One cluster per combination of the qualifiers that vary among the rows
+    # (a fib run with a cutoff has two ms rows per variant and worker count).
+    quals = [q for q in ("workload", "granularity", "mode", "cutoff", "threads")
+             if len(ordered(r.get(q) for r in rs)) > 1] or ["threads"]
+
+    def group_of(r):
+        return ", ".join(str(r.get(q)) for q in quals)
+
+    groups = ordered(group_of(r) for r in rs)
     series = ordered(r["variant"] for r in rs)
-    by = {(r.get(key), r["variant"]): r for r in rs}
+    by = {(group_of(r), r["variant"]): r for r in rs}
     fig, (ax,) = new_figure()
     medians = [r["median"] for r in rs if r["median"] > 0]
     log = bool(medians) and max(medians) > 100 * min(medians)
     grouped_bars(ax, groups, series, lambda g, s: by.get((g, s)), log=log)
     unit = rs[0].get("unit", "")
+    xlabel = ", ".join("workers" if q == "threads" else q for q in quals)
     return finish(fig, ax, title, f"weft {name}: median {metric} per variant, bars from min to max over the "
-                  "repetitions.", "workers" if key == "threads" else key, f"{metric} ({unit})" if unit else metric)
+                  "repetitions.", xlabel, f"{metric} ({unit})" if unit else metric)
 
 
 def bars_figure(entry, fid):

@@ -1,4 +1,5 @@
 #include "report_html.hpp"
+#include "report_markdown.hpp"
 
 #include <fmt/format.h>
 
@@ -238,14 +239,10 @@ struct Page {
       Table t({"what", "this run", "goal", "verdict"});
       int met = 0, goals = 0;
       for (const auto& r : ratios) {
-        std::string verdict;
-        if (r.contains("met")) {
-          ++goals;
-          met += r["met"].get<bool>() ? 1 : 0;
-          verdict = r["met"].get<bool>() ? "met" : "missed";
-        }
-        t.row({r.value("what", std::string()), text_of(r.value("value", json())), r.value("goal", std::string()),
-               verdict});
+        const std::string v = verdict(r);
+        goals += v != "–" ? 1 : 0;
+        met += v == "met" ? 1 : 0;
+        t.row({r.value("what", std::string()), text_of(r.value("value", json())), r.value("goal", std::string()), v});
       }
       add(goals == 0 ? std::string("<p>Ratios from this run (no goal among them):</p>\n")
                      : fmt::format("<p><b>Goals: {} of {} met</b> on this machine, from this run's medians:</p>\n",
@@ -536,7 +533,8 @@ void explain_algo(Page& pg) {
     if (r.value("metric", std::string()) == "deterministic" && r.value("measured", false))
       det += fmt::format("{}{} {}: {}", det.empty() ? "" : "; ", r.value("variant", std::string()),
                          r.value("workload", std::string()), r.value("note", std::string()));
-  pg.add(fmt::format("<p><b>Times at {} workers</b> (medians of this run; the goals are in the table above).{}</p>\n",
+  pg.add(fmt::format("<p><b>Times at {} workers</b> (medians of this run; its goals, where this run checked "
+                     "any, are in the table above).{}</p>\n",
                      t, det.empty() ? std::string() : " One bit pattern per reduction? " + html_escape(det)) +
          table.html());
 }
@@ -548,27 +546,30 @@ void explain_algo(Page& pg) {
 void explain_coro(Page& pg) {
   const json* coro = experiment(pg.results, "coro");
   if (!usable(coro)) return;
-  const json workers = coro->value("params", json::object()).value("workers", json::array());
+  const json params = coro->value("params", json::object());
+  const json workers = params.value("workers", json::array());
   const bool has_two = std::find(workers.begin(), workers.end(), json(2)) != workers.end();
   const int t = has_two || workers.empty() ? 2 : workers.front().get<int>();
   static const std::pair<const char*, const char*> kMetrics[] = {
       {"fib", "ns_per_spawn"}, {"hop", "ns_per_hop"}, {"fan-in", "us_per_fan_in"}, {"cancel", "cancel_ms"}};
-  static const char* const kVariants[] = {"weft-task", "weft-taskgroup", "weft-taskgroup-caller", "weft-future",
-                                          "tbb", "asio"};
+  // The variants this run chose, in the experiment's order (its params).
+  std::vector<std::string> variants;
+  for (const auto& v : params.value("variants", json::array())) variants.push_back(v.get<std::string>());
   std::vector<std::string> head{"workload", "metric"};
-  head.insert(head.end(), std::begin(kVariants), std::end(kVariants));
+  head.insert(head.end(), variants.begin(), variants.end());
   Table table(head);
   for (const auto& [w, metric] : kMetrics) {
     std::vector<std::string> cells{w, metric};
     bool any = false;
-    for (const char* v : kVariants) {
+    for (const std::string& v : variants) {
       const auto m = median(coro, v, metric, {{"workload", w}, {"threads", t}});
       any = any || m.has_value();
       cells.push_back(num_or_dash(m));
     }
     if (any) table.row(cells);
   }
-  const std::string text = fmt::format("<p><b>Medians at {} workers</b> (the goals are in the table above).</p>\n", t);
+  const std::string text = fmt::format(
+      "<p><b>Medians at {} workers</b> (its goals, where this run checked any, are in the table above).</p>\n", t);
   pg.add(text + "<p>Each row's note in the JSON says where its tasks ran (how many threads, and how much on the "
                 "thread that started them) and, for the hop, what one hop is in each library.</p>\n" +
          table.html());
@@ -598,7 +599,7 @@ void explain_scale(Page& pg) {
   }
   pg.add(fmt::format("<p><b>Scaling on {} allowed CPUs.</b> Speed-up is a variant's 1-worker time over its time at "
                      "that count, paired by round; past the CPUs it measures how gracefully the pool shares them, "
-                     "not speed; the goals are in the table above.</p>\n",
+                     "not speed; its goals, where this run checked any, are in the table above.</p>\n",
                      cpus) +
          t.html());
 }

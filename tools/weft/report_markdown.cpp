@@ -86,16 +86,6 @@ void headline_lines(std::string& out, const std::string& name, const std::string
   }
 }
 
-// "met" when the run says (add_ratio() states it); a run recorded before
-// it did is judged from its goal the same way.
-std::string verdict(const nlohmann::json& ratio) {
-  std::optional<bool> met;
-  if (ratio.contains("met") && ratio.at("met").is_boolean())
-    met = ratio.at("met").get<bool>();
-  else
-    met = xp::goal_met(ratio.value("value", 0.0), ratio.value("goal", ""));
-  return !met ? "–" : *met ? "met" : "missed";
-}
 
 }  // namespace
 
@@ -130,6 +120,17 @@ std::string results_markdown(const nlohmann::json& results) {
   }
   if (!goals.empty()) out += "\n| experiment | comparison | this run | goal | verdict |\n|---|---|---|---|---|\n" + goals;
   return out;
+}
+
+// "met" when the run says (add_ratio() states it); a run recorded before
+// it did is judged from its goal the same way.
+std::string verdict(const nlohmann::json& ratio) {
+  std::optional<bool> met;
+  if (ratio.contains("met") && ratio.at("met").is_boolean())
+    met = ratio.at("met").get<bool>();
+  else
+    met = xp::goal_met(ratio.value("value", 0.0), ratio.value("goal", ""));
+  return !met ? "–" : *met ? "met" : "missed";
 }
 
 }  // namespace weft::cli

@@ -16,4 +16,8 @@ namespace weft::cli {
 // Throws std::runtime_error naming what results.json lacks.
 std::string results_markdown(const nlohmann::json& results);
 
+// A ratio's verdict: "met" or "missed" by its goal ("met" as the run stated
+// it, else judged from the goal), "–" when it has no goal it can judge.
+std::string verdict(const nlohmann::json& ratio);
+
 }  // namespace weft::cli
