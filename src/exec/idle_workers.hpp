@@ -58,6 +58,9 @@ class IdleWorkers {
   // wakes a sleeper for what it finds if nobody searches.
   void return_sleeper(int w) noexcept;
 
+  // Parked workers on the list. relaxed: a hint (the seat's, before it
+  // takes the sleepers' lock); lease_sleeper() decides under the lock.
+  std::uint32_t sleeping_count() const noexcept { return sleeping(idle_state_.load(std::memory_order_relaxed)); }
   // Searching plus sleeping workers. relaxed: a hint for splitting work;
   // nothing is published through it.
   std::uint32_t idle_count() const noexcept {

@@ -41,6 +41,9 @@ int PoolCore::seat_begin() noexcept {
   // relaxed: a shut-down pool refuses the hand-off's submit with its error;
   // a shutdown racing a call on the pool is the caller's race.
   if (closed_.load(std::memory_order_relaxed)) return -1;
+  // No parked worker to lease (all P compute): no seat, without the
+  // exchange's write or the sleepers' lock. A hint; lease_sleeper() decides.
+  if (idle_.sleeping_count() == 0) return -1;
   // relaxed: a hint that saves the exchange's write while another thread
   // is seated; the exchange below decides.
   if (guest_taken_.load(std::memory_order_relaxed)) return -1;

@@ -146,17 +146,30 @@ void TaskGroup::take_back_queued() noexcept {
   if (tb.units != 0) take_units_off_root(tb.units);  // none when nothing was taken
 }
 
-// The blocking part of wait() and of the destructor. A worker helps (runs
-// queued tasks) while it waits. An outside thread takes the pool's seat when
-// a worker is parked (weft/detail/exec/seat.hpp): seated, it is the guest
-// worker and helps the same way while that worker sits out, so the group's
-// tasks run on P threads, the caller one of them, not on P workers with a
-// P+1st thread spinning beside them. Without a seat (another thread holds
-// it, or no worker is parked: all P compute already) it waits without
-// computing, as before. The seat is given back before we return.
+// The blocking part of wait() and of the destructor. A worker (of any pool)
+// helps where it is: it runs queued tasks while it waits. A thread that is
+// no pool's worker takes this pool's seat when a worker is parked
+// (weft/detail/exec/seat.hpp): seated, it is the guest worker and runs
+// queued tasks while that worker sits out, so the group's tasks run on P
+// threads, the caller one of them, not on P workers with a P+1st thread
+// spinning beside them. It gives the seat back as soon as it finds nothing
+// to run, before it sleeps: a leased worker is off the sleepers' list, and
+// a post from elsewhere meanwhile must be able to wake it. Then (or with no
+// seat: another thread holds it, or all P compute already) it waits without
+// computing.
 void TaskGroup::wait_as_one_of_the_p() noexcept {
-  const detail::Seat seat(pool_);
-  detail::block_on(state_, &TaskGroup::done, kWaiter, detail::on_worker_thread());
+  if (detail::on_worker_thread()) {
+    detail::block_on(state_, &TaskGroup::done, kWaiter, true);
+    return;
+  }
+  {
+    const detail::Seat seat(pool_);
+    // acquire: as in wait(), the count reaching zero publishes the tasks' effects.
+    if (seat.seated())
+      while (!done(state_.load(std::memory_order_acquire)) && detail::help_one()) {
+      }
+  }
+  detail::block_on(state_, &TaskGroup::done, kWaiter, false);
 }
 
 void TaskGroup::wait() {

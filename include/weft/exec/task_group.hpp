@@ -8,14 +8,17 @@
 ///
 /// wait() on a worker runs queued tasks (its own first) while it waits, so
 /// groups nest to any depth and recursive fork-join needs no extra threads.
-/// wait() on a thread outside the pool takes the pool's seat when a worker
-/// is parked (as the blocking algorithms do): that worker sits out and the
-/// caller runs queued tasks in its place until the group is done, so P
-/// threads compute, the caller one of them. Without a seat (another outside
-/// thread holds it, or every worker is busy) the caller waits without
-/// computing: it spins briefly, then sleeps. (Future::get() and
-/// sync_wait() on an outside thread always wait without computing: a
-/// future or a task may involve several pools, or none.)
+/// (A worker of another pool helps its own pool the same way.) wait() on a
+/// thread that is no pool's worker takes the pool's seat when a worker is
+/// parked (as the blocking algorithms do): that worker sits out and the
+/// caller runs queued tasks in its place — any of the pool's, not only the
+/// group's, so the caller should not hold a lock such a task may take — so
+/// P threads compute, the caller one of them. It gives the seat back once
+/// it finds nothing to run, and then, or without a seat (another outside
+/// thread holds it, or every worker is busy), waits without computing: it
+/// spins briefly, then sleeps. (Future::get() and sync_wait() on such a
+/// thread always wait without computing: a future or a task may involve
+/// several pools, or none.)
 /// Every task of the group runs, even after one has thrown; wait() rethrows
 /// the first exception and drops the rest. run() may be called from any
 /// thread, including from the group's own tasks, until wait() returns; the
