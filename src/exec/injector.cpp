@@ -77,7 +77,7 @@ bool run_if_still_queued(TaskNode* t) noexcept {
   // pop_batched(): workers take from this deque in batches.
   if (s.deque.peek_bottom() != t || s.deque.pop_batched() != t) return false;
   // Taken back before any worker saw it: it no longer counts as pushed.
-  // relaxed: owner-written counter, read by wait_idle() after its fence.
+  // relaxed: owner-written counter, read by quiescent() (thread_pool.cpp) after its seq_cst fence.
   s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   t->execute(t);
   return true;
@@ -129,7 +129,7 @@ std::size_t PoolCore::take_back(bool (*take)(TaskNode*, const void*) noexcept, c
   if (s == nullptr) return 0;
   const auto taken = static_cast<std::uint64_t>(s->deque.take_all([take, ctx](TaskNode* t) { return take(t, ctx); }));
   // Taken back before any worker saw them: they no longer count as pushed.
-  // relaxed: owner-written counter, read by wait_idle() after its fence.
+  // relaxed: owner-written counter, read by quiescent() (thread_pool.cpp) after its seq_cst fence.
   s->pushed.store(s->pushed.load(std::memory_order_relaxed) - taken, std::memory_order_relaxed);
   sched_point();
   // seq_cst fence: the tasks put back are pushes like any other (see push()):

@@ -103,8 +103,6 @@ class PoolCore {
   const std::vector<int>& cpus() const noexcept { return cpus_; }
 
  private:
-  friend class ::weft::ThreadPool;
-
   void run_worker(Worker& w);
   void set_victim_rings(const Topology& topo);
   void release_workers() noexcept;
@@ -125,6 +123,8 @@ class PoolCore {
   bool stopping() const noexcept { return stop_.load(std::memory_order_acquire); }
   // Ends worker i's park (after a waker took it off the sleepers' list).
   void unpark(int i) noexcept { workers_[static_cast<std::size_t>(i)]->parker.unpark(); }
+  // Searching plus sleeping workers (a hint: see IdleWorkers::idle_count()).
+  std::uint32_t idle_count() const noexcept { return idle_.idle_count(); }
 
  private:
   // The calling outside thread's injection slot, taken on its first push.

@@ -7,22 +7,18 @@
 // idle_workers.cpp (the sleep protocol), seat.cpp (the caller's seat).
 #include "weft/exec/thread_pool.hpp"
 
-#include <algorithm>
 #include <cassert>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 
 #include "pool_core.hpp"
 #include "weft/error.hpp"
-#include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/exec/victim_rings.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/detail/sync/spin.hpp"
-#include "weft/detail/sync/wait.hpp"
 #include "weft/topo/affinity.hpp"
 #include "weft/topo/topology.hpp"
 
@@ -56,7 +52,9 @@ void record_post_exception(PoolCore* pool, std::exception_ptr e) noexcept { pool
 
 // ---- PoolCore ----------------------------------------------------------------
 
-PoolCore::PoolCore(PoolOptions options) : options_(std::move(options)), id_(g_next_pool_id.fetch_add(1)) {
+// relaxed: only the id's uniqueness matters; nothing is published through it.
+PoolCore::PoolCore(PoolOptions options)
+    : options_(std::move(options)), id_(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)) {
   const int n = options_.workers.value_or(available_parallelism());
   if (n < 1)
     throw std::invalid_argument("weft::ThreadPool: a pool needs at least one worker, got " + std::to_string(n));
@@ -193,6 +191,7 @@ void PoolCore::push(TaskNode* t) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (closed_.load(std::memory_order_relaxed)) {  // relaxed: ordered by the fence
     if (s.deque.pop_batched() == t) {  // an injection deque: see run_if_still_queued()
+      // relaxed: owner-written counter, read by quiescent() after its seq_cst fence.
       s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
       if (in.borrowed) injection_->release(in.slot);
       t->discard(t);
@@ -279,7 +278,9 @@ void PoolCore::shutdown() {
   closed_.store(true, std::memory_order_seq_cst);  // seq_cst: see push()
   std::atomic_thread_fence(std::memory_order_seq_cst);
   idle_.wait_quiescent();
-  stop_.store(true, std::memory_order_seq_cst);  // seq_cst: pairs with the workers' fence before sleeping
+  // seq_cst: pairs with the fence in IdleWorkers::announce_sleep() before a
+  // worker's read of it (PoolCore::stopping()).
+  stop_.store(true, std::memory_order_seq_cst);
   for (auto& w : workers_) w->parker.unpark();
   for (auto& w : workers_) w->thread.join();
   joined_ = true;
@@ -311,7 +312,7 @@ int ThreadPool::size() const noexcept { return core_->size(); }
 const std::vector<int>& ThreadPool::cpus() const noexcept { return core_->cpus(); }
 bool ThreadPool::is_worker() const noexcept { return detail::this_worker().pool == core_.get(); }
 PoolStats ThreadPool::stats() const { return core_->stats(); }
-int ThreadPool::idle_worker_count() const noexcept { return static_cast<int>(core_->idle_.idle_count()); }
+int ThreadPool::idle_worker_count() const noexcept { return static_cast<int>(core_->idle_count()); }
 int ThreadPool::current_worker_index() noexcept {
   const detail::WorkerContext& c = detail::this_worker();
   return c.worker != nullptr ? c.worker->index : -1;
