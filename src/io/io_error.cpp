@@ -33,14 +33,13 @@ std::string io_fd_name(int fd, std::string name) {
   return "fd " + std::to_string(fd);
 }
 
-std::unique_ptr<std::byte[]> io_buffer(int& fd, std::size_t size, std::string_view who, const std::string& name) {
+std::unique_ptr<std::byte[]> io_buffer(int fd, std::size_t size, std::string_view who, const std::string& name) {
   try {
     if (size == 0)
       throw std::invalid_argument("weft::" + std::string(who) + ": buffer size must be > 0 for '" + name + "'");
     return std::make_unique_for_overwrite<std::byte[]>(size);
   } catch (...) {
     ::close(fd);
-    fd = -1;
     throw;
   }
 }

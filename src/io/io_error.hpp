@@ -21,8 +21,8 @@ std::string io_fd_name(int fd, std::string name);
 
 // The buffer of a Reader or Writer being built on descriptor `fd`: on a size
 // of 0 (std::invalid_argument naming the file) or a failed allocation, `fd`
-// is closed and set to -1 before the exception leaves, so a constructor that
-// throws leaks no descriptor.
-std::unique_ptr<std::byte[]> io_buffer(int& fd, std::size_t size, std::string_view who, const std::string& name);
+// is closed before the exception leaves, so the constructor that throws
+// (leaving no object to close it) leaks no descriptor.
+std::unique_ptr<std::byte[]> io_buffer(int fd, std::size_t size, std::string_view who, const std::string& name);
 
 }  // namespace weft::detail
