@@ -27,8 +27,9 @@ report: deps
 
 # The test matrix on 2 CPUs within CI's 30 minutes: g++ in release (every
 # test), g++ with ThreadSanitizer (the stress and interleaving tests) and
-# clang with AddressSanitizer + UndefinedBehaviorSanitizer (every test but
-# the models and the timed report, at -O1 with line tables only: a third of
+# clang with AddressSanitizer + UndefinedBehaviorSanitizer (every test not
+# labelled nosan: not the models, the slow report test, the package and docs
+# checks or MPI; at -O1 with line tables only: a third of
 # the compile time of -O2 -g). Three builds, two compilers, both sanitizers;
 # `make test-more` adds the other combinations (g++ ASan, clang release,
 # clang TSan) by hand.

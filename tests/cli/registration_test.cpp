@@ -15,7 +15,7 @@ namespace {
 using test::CliRun;
 using test::run_cli;
 
-// A made-up experiment, registered only in this test program.
+// A made-up experiment, built locally by each test and never registered.
 struct ToyParams {
   int n = 30;
   long long items = 1000;

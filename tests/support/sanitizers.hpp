@@ -3,30 +3,27 @@
 // neither and answers __has_feature instead).
 #pragma once
 
+// g++ 12 cannot even parse `__has_feature(x)` in an #if when it lacks it.
+#if defined(__has_feature)
+#define WEFT_TEST_HAS_FEATURE(x) __has_feature(x)
+#else
+#define WEFT_TEST_HAS_FEATURE(x) 0
+#endif
+
 namespace weft::test {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kAddressSanitizer = true;
+inline constexpr bool kAddressSanitizer =
+#if defined(__SANITIZE_ADDRESS__) || WEFT_TEST_HAS_FEATURE(address_sanitizer)
+    true;
 #else
-inline constexpr bool kAddressSanitizer = false;
-#endif
-#else
-inline constexpr bool kAddressSanitizer = false;
+    false;
 #endif
 
-#if defined(__SANITIZE_THREAD__)
-inline constexpr bool kThreadSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-inline constexpr bool kThreadSanitizer = true;
+inline constexpr bool kThreadSanitizer =
+#if defined(__SANITIZE_THREAD__) || WEFT_TEST_HAS_FEATURE(thread_sanitizer)
+    true;
 #else
-inline constexpr bool kThreadSanitizer = false;
-#endif
-#else
-inline constexpr bool kThreadSanitizer = false;
+    false;
 #endif
 
 // Sanitized builds run several to ten times slower at everything.
