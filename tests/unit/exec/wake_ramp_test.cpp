@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "sanitizers.hpp"
 #include "watchdog.hpp"
 #include "weft/detail/sync/futex.hpp"
 
@@ -63,20 +62,11 @@ Ramp ramp_once(weft::ThreadPool& pool) {
   return {std::chrono::nanoseconds(last_start.load()), most};
 }
 
-// Measured on the 2-vCPU development VM (g++ 12, release, 7 rounds per
-// run, the machine shared with other builds): with the one-by-one chain
-// (integ2: the submitter wakes one worker, which wakes the next as it finds
-// a task) the 32 tasks all started after a median of 339-633 us over 7 runs
-// (single rounds 213-1410 us: 7-45 us per link); with the ramp, medians of
-// 167-592 us over 9 runs. Here both are bounded by the 32 context switches
-// the 2 CPUs must make, so time alone cannot tell them apart reliably: the
-// shape check below does (a chain never has one worker wake two), and the
-// time bound only catches a ramp that has fallen back to a chain at the
-// ~32 us per link of this machine's slow runs (31 links: 1 ms). Sanitizer
-// builds are several times slower at everything and skip the time bound.
-constexpr bool kTimed = !weft::test::kSanitized;
-constexpr std::chrono::microseconds kBound{1000};
-
+// Time alone cannot tell a ramp from a chain here: on 2 CPUs both are
+// bounded by the 32 context switches the tasks need, and a timed assertion
+// would be a benchmark. The shape does: in a chain (the submitter wakes one
+// worker, which wakes the next as it finds a task) no worker ever wakes two.
+// The times are printed for a reader; `weft idle` and `weft scale` measure.
 TEST(WakeRamp, ParkedWorkersAllStartTogether) {
   weft::test::Watchdog dog("wake ramp");
   weft::PoolOptions o;
@@ -100,9 +90,6 @@ TEST(WakeRamp, ParkedWorkersAllStartTogether) {
   // The shape: in a chain each worker wakes at most the next one; in the
   // ramp a worker that finds 31 tasks queued wakes several at once.
   EXPECT_GE(most_woken_by_one, 2U);
-  if (kTimed) {
-    EXPECT_LT(median, kBound);
-  }
 }
 
 }  // namespace
