@@ -29,8 +29,12 @@ Reader::Reader(int fd, std::string name, std::size_t buffer_size)
   pos_ = end_ = buffer_.get();
 }
 
+// The name is built before the file is opened: were it built after, a
+// failed allocation would leave the open descriptor to no one.
 Reader::Reader(const std::filesystem::path& path, std::size_t buffer_size)
-    : Reader(detail::io_open(path.string(), O_RDONLY, kWho, "open"), path.string(), buffer_size) {
+    : name_(path.string()), capacity_(buffer_size), fd_(detail::io_open(name_, O_RDONLY, kWho, "open")) {
+  buffer_ = detail::io_buffer(fd_, buffer_size, kWho, name_);
+  pos_ = end_ = buffer_.get();
   // read(2) on a directory fails only at the first read, with a bare EISDIR;
   // say so at open, where the caller knows which path it was.
   struct stat st{};

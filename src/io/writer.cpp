@@ -28,14 +28,21 @@ Writer::Writer(int fd, std::string name, std::size_t buffer_size)
   end_ = pos_ + capacity_;
 }
 
+// The name is built before the file is opened: were it built after (the
+// order of a call's arguments is unspecified), a failed allocation would
+// leave the open descriptor to no one. Moving it cannot throw.
+Writer Writer::open(const std::filesystem::path& path, int flags, std::string_view action, std::size_t buffer_size) {
+  std::string name = path.string();
+  const int fd = detail::io_open(name, flags, kWho, action);
+  return Writer(fd, std::move(name), buffer_size);
+}
+
 Writer Writer::create(const std::filesystem::path& path, std::size_t buffer_size) {
-  return Writer(detail::io_open(path.string(), O_WRONLY | O_CREAT | O_TRUNC, kWho, "create"), path.string(),
-                buffer_size);
+  return open(path, O_WRONLY | O_CREAT | O_TRUNC, "create", buffer_size);
 }
 
 Writer Writer::append(const std::filesystem::path& path, std::size_t buffer_size) {
-  return Writer(detail::io_open(path.string(), O_WRONLY | O_CREAT | O_APPEND, kWho, "open for append"),
-                path.string(), buffer_size);
+  return open(path, O_WRONLY | O_CREAT | O_APPEND, "open for append", buffer_size);
 }
 
 Writer Writer::adopt(int fd, std::string name, std::size_t buffer_size) {

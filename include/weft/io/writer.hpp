@@ -155,6 +155,7 @@ class Writer {
 
  private:
   Writer(int fd, std::string name, std::size_t buffer_size);
+  static Writer open(const std::filesystem::path& path, int flags, std::string_view action, std::size_t buffer_size);
   // Flushes a full buffer; returns the whole (now empty) buffer.
   std::span<std::byte> overflow();
   void write_all(const std::byte* data, std::size_t size);
