@@ -11,12 +11,14 @@
 // options and its output directory, and writes nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,38 +32,76 @@ constexpr int kDefaultVectors = weft::test::kSanitized ? 300 : 3000;
 constexpr auto kHangTimeout = std::chrono::seconds(10);
 
 struct Subcommand {
-  const char* name;
-  std::vector<const char*> options;
+  std::string name;
+  std::vector<std::string> options;
 };
 
-// Read off the experiments' registrations (experiments/*.cpp), topo, trace and
-// report. Internal options (--internal-child) are left
-// out: only weft itself passes them, and a valid spec runs a measurement.
+// The lines of a `--help` text from the line after `heading` up to the next
+// blank line.
+std::vector<std::string> help_section(const std::string& help, const std::string& heading) {
+  std::vector<std::string> lines;
+  std::istringstream in(help);
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (!inside) {
+      inside = line == heading;
+    } else if (line.empty()) {
+      break;
+    } else {
+      lines.push_back(line);
+    }
+  }
+  return lines;
+}
+
+// The first word of an indented help line: "  -n,--tasks INT  ..." gives
+// "-n,--tasks"; "  ring   Token-ring ..." gives "ring".
+std::string first_word(const std::string& line) {
+  const std::size_t from = line.find_first_not_of(' ');
+  if (from == std::string::npos) return {};
+  return line.substr(from, line.find(' ', from) - from);
+}
+
+// Every subcommand and its options, read off the binary's own --help (so an
+// option added to a registration is fuzzed without this file changing).
+// Hidden options (--internal-child) are not listed there: only weft itself
+// passes them, and a valid spec runs a measurement.
 const std::vector<Subcommand>& subcommands() {
-  static const std::vector<Subcommand> s = {
-      {"topo", {"--json", "--calibrate"}},
-      {"ring", {"--threads", "-t", "--flag", "-f", "--hops", "--reps", "-r", "--placement", "--time-limit", "--json"}},
-      {"c2c", {"--cpus", "--round-trips", "--samples", "--json"}},
-      {"tasks", {"--tasks", "-n", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
-      {"fib", {"--n", "--cutoff", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
-      {"pfor",
-       {"--rounds", "--items", "--work-ns", "--sum-n", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
-      {"idle", {"--seconds", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
-      {"algo",
-       {"--n", "--sort-n", "--det-runs", "--workload", "--workers", "-w", "--variant", "--reps", "-r", "--json"}},
-      {"coro",
-       {"--fib-n", "--hops", "--fan-in", "--fan-ins", "--cancel-tasks", "--workload", "--workers", "-w", "--variant",
-        "--reps", "-r", "--json"}},
-      {"alloc", {"--rounds", "--size", "--threads", "-t", "--reps", "-r", "--pc-objects", "--json"}},
-      {"io", {"--size-mb", "--threads", "-t", "--reps", "-r", "--tmpdir", "--json"}},
-      {"smt", {"--size", "-n", "--reps", "-r", "--json"}},
-      {"spin",
-       {"--variant", "-v", "--threads", "-t", "--granularity", "-g", "--work-ms", "--reps", "-r", "--time-limit",
-        "--json"}},
-      {"report", {"--quick", "--full", "--only", "--out", "--force", "--json", "--results"}},
-      {"trace", {"--out", "-o", "--quick", "--full", "--n", "--reps", "--workers"}},
-  };
+  static const std::vector<Subcommand> s = [] {
+    std::vector<Subcommand> subs;
+    const weft::test::CliRun root = weft::test::run_cli("--help");
+    EXPECT_EQ(root.status, 0) << root;
+    for (const std::string& line : help_section(root.out, "Subcommands:")) {
+      Subcommand sub{first_word(line), {}};
+      const weft::test::CliRun help = weft::test::run_cli(sub.name + " --help");
+      EXPECT_EQ(help.status, 0) << help;
+      for (const std::string& opt : help_section(help.out, "Options:")) {
+        std::istringstream names(first_word(opt));
+        for (std::string name; std::getline(names, name, ',');)
+          if (name != "-h" && name != "--help") sub.options.push_back(name);
+      }
+      EXPECT_FALSE(sub.options.empty()) << "no options read from 'weft " << sub.name << " --help':\n" << help;
+      if (sub.options.empty()) sub.options.emplace_back("--json");  // keeps pick() in range; the test has failed
+      subs.push_back(std::move(sub));
+    }
+    return subs;
+  }();
   return s;
+}
+
+TEST(CliFuzz, ReadsEverySubcommandsOptionsOffItsHelp) {
+  const auto& subs = subcommands();
+  const auto find = [&](const std::string& name) -> const Subcommand* {
+    for (const auto& sub : subs)
+      if (sub.name == name) return &sub;
+    return nullptr;
+  };
+  for (const char* name : {"ring", "tasks", "scale", "report", "topo", "trace"}) EXPECT_NE(find(name), nullptr) << name;
+  // Options written only in a registration, and short names, are there.
+  if (const Subcommand* tasks = find("tasks")) {
+    for (const char* opt : {"--async-tasks", "--round-trip-tasks", "-n", "--tasks", "--workers", "--json"})
+      EXPECT_NE(std::find(tasks->options.begin(), tasks->options.end(), opt), tasks->options.end()) << opt;
+  }
 }
 
 // Values: plausible ones (so that runs get past the first check) and junk.
@@ -105,20 +145,20 @@ class Generator {
     }
     if (start < 5) return {"report", "--help"};
     sub = &subs[pick(subs.size())];
-    args.emplace_back(sub->name);
+    args.push_back(sub->name);
     for (unsigned i = pick(7); i > 0; --i) {
       const unsigned kind = pick(100);
       if (kind < 45) {
         args.emplace_back(own_option(*sub));
         args.push_back(any_value());
       } else if (kind < 60) {
-        args.push_back(std::string(own_option(*sub)) + "=" + any_value());
+        args.push_back(own_option(*sub) + "=" + any_value());
       } else if (kind < 70) {
         args.emplace_back(own_option(*sub));
       } else if (kind < 80) {
         // Another subcommand's option, or a second subcommand.
         const Subcommand& other = subs[pick(subs.size())];
-        args.emplace_back(pick(4) == 0 ? other.name : own_option(other));
+        args.push_back(pick(4) == 0 ? other.name : own_option(other));
         if (pick(2) == 0) args.push_back(any_value());
       } else if (kind < 90) {
         args.push_back(any_value());
@@ -131,7 +171,7 @@ class Generator {
 
  private:
   unsigned pick(std::size_t n) { return static_cast<unsigned>(std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_)); }
-  const char* own_option(const Subcommand& s) { return s.options[pick(s.options.size())]; }
+  const std::string& own_option(const Subcommand& s) { return s.options[pick(s.options.size())]; }
   std::string any_value() {
     return values_[pick(values_.size())];
   }
