@@ -183,7 +183,7 @@ WEFT_BAD_INPUT_TESTS(
     BadInput{"tasks --workers 2x", "--workers"}, BadInput{"tasks --tasks 0", "--tasks"},
     BadInput{"tasks --tasks 2000000000", "--tasks"}, BadInput{"tasks --variant nope", "nope"},
     BadInput{"tasks --reps 0", "--reps"}, BadInput{"fib --n 60", "--n"},
-    BadInput{"fib --n 1", "--n"}, BadInput{"fib --cutoff -1", "--cutoff"},
+    BadInput{"fib --n 1", "--n must be at least 2, got 1"}, BadInput{"fib --cutoff -1", "--cutoff"},
     BadInput{"fib --workers 0", "--workers"}, BadInput{"pfor --workers x", "--workers"},
     BadInput{"pfor --sum-n 0", "--sum-n"}, BadInput{"pfor --items 0", "--items"},
     BadInput{"idle --seconds 0", "--seconds"}, BadInput{"idle --workers 0", "--workers"},

@@ -229,6 +229,7 @@ struct Given {
 // A run, checked and ready.
 struct Prepared {
   std::string heading;
+  std::string settings;  // every option as prepared ("--n 25 --reps 3 ..."): what a test compares
   std::function<Result()> run;
 };
 
@@ -332,7 +333,12 @@ Experiment::Experiment(Spec<P> s)
       found->set(p, g.values);
     }
     if (spec->check) spec->check(p);
-    return Prepared{spec->heading(p), [spec, p] { return spec->run(p); }};
+    std::string settings;
+    for (const Option<P>& o : spec->options) {
+      if (!settings.empty()) settings += ' ';
+      settings += reg::long_name(o.flags) + ' ' + o.show(p);
+    }
+    return Prepared{spec->heading(p), std::move(settings), [spec, p] { return spec->run(p); }};
   };
   args_ = [spec](Level level) {
     const P plain{};
