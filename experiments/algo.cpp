@@ -830,12 +830,12 @@ Row determinism_row(const harness::Variant<WithExecutor>& v, const std::string& 
   return row;
 }
 
-// The algorithms' goals (they hold at 2 workers), with this run's figures.
+// The algorithms' goals (they hold at kGoalWorkers), with this run's figures.
 nlohmann::json goal_ratios(const Result& r, const AlgoParams& p, const std::vector<int>& workers) {
   nlohmann::json ratios = nlohmann::json::array();
   for (int t : workers) {
     const std::string at = " (" + std::to_string(t) + " workers)";
-    const auto goal = [t](const char* g) { return std::string(t == 2 ? g : ""); };
+    const auto goal = [t](const char* g) { return goal_at(t, g); };
     const auto time_of = [&](const char* variant, const std::string& w) {
       return Key(variant, "ms", variant == std::string_view("serial") ? std::optional<int>(0) : t).workload(w);
     };
@@ -977,7 +977,7 @@ void print_compare(const Result& r) {
   print_weft_over_tbb(
       r, [](Key k, const Row& row) { return k.workload(row.labels.workload.value_or("")); },
       [](const Row& row) { return fmt::format("{:<17} {} workers", row.labels.workload.value_or(""), row.threads); });
-  print_ratios(r, "Goals (at 2 workers):", 58);
+  print_goals(r, 58);
 }
 
 const Register<AlgoParams> reg{{

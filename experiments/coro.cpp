@@ -578,8 +578,7 @@ nlohmann::json goal_ratios(const Result& r, const std::vector<int>& workers) {
   nlohmann::json goals = nlohmann::json::array();
   for (int t : workers) {
     const std::string at = " (" + std::to_string(t) + " workers)";
-    // The goals hold at 2 workers; elsewhere the ratios are figures.
-    const auto goal = [t](const char* g) { return std::string(t == 2 ? g : ""); };
+    const auto goal = [t](const char* g) { return goal_at(t, g); };
     const auto key = [t](const char* v, const char* m, const char* w) { return Key(v, m, t).workload(w); };
     add_ratio(goals, "fib: weft-task / weft-taskgroup ns per spawn" + at,
               ratio(r, key("weft-task", "ns_per_spawn", "fib"), key("weft-taskgroup", "ns_per_spawn", "fib")),
@@ -699,7 +698,7 @@ const Register<CoroParams> reg{{
                 integer("--fan-ins", &CoroParams::fan_ins, "Fan-ins per sample", 1, 100'000),
                 integer("--cancel-tasks", &CoroParams::cancel_tasks, "Queued tasks a group cancels", 1, 100'000'000),
                 names("--workload", &CoroParams::workloads, "Workloads", "workload", coro_workloads),
-                counts("--workers,-w", &CoroParams::workers, "Worker counts", "2"),
+                counts("--workers,-w", &CoroParams::workers, "Worker counts"),
                 variants(&CoroParams::variants, coro_variants), reps(&CoroParams::reps)},
     .sizes = {[](CoroParams& p) {
                 p.fib_n = 25;
@@ -711,7 +710,7 @@ const Register<CoroParams> reg{{
               nullptr, [](CoroParams& p) { p.reps = 9; }},
     .run = run_coro,
     .heading = "Coroutines and async composition: ns per spawn, ns per hop, us per fan-in, cancel ms",
-    .print = [](const Result& r) { print_ratios(r, "Goals (at 2 workers):", 58); },
+    .print = [](const Result& r) { print_goals(r, 58); },
     .figures = {"coro_vs_peers"},
     .headlines = {"ms", "ns_per_hop", "us_per_fan_in", "cancel_ms"},
 }};

@@ -292,13 +292,6 @@ void print_above_baseline(const Result& r) {
   }
 }
 
-// --workers: one count; unset (0) is available_parallelism().
-Option<IdleParams> workers_option() {
-  Option<IdleParams> o = integer("--workers,-w", &IdleParams::workers, "Workers per pool", 1, 256);
-  o.default_text = "available_parallelism";
-  return o;
-}
-
 // One measurement, in the child process the parent re-executed.
 void run_child(const std::string& spec) {
   if (run_idle_child(spec) != 0) throw std::runtime_error("idle: writing the measurement failed");
@@ -313,7 +306,9 @@ const Register<IdleParams> reg{{
     .seconds = {5, 20, 60},
     .options = {real("--seconds", &IdleParams::seconds, "Idle phase length; the tick phase is twice it", 0.05, 60,
                      false),
-                workers_option(), variants(&IdleParams::variants, idle_variants), reps(&IdleParams::reps)},
+                // One count; unset (0) is available_parallelism().
+                integer("--workers,-w", &IdleParams::workers, "Workers per pool", 1, 256, "available_parallelism"),
+                variants(&IdleParams::variants, idle_variants), reps(&IdleParams::reps)},
     .sizes = {[](IdleParams& p) {
                 p.seconds = 0.25;
                 p.reps = 1;

@@ -475,10 +475,7 @@ Option<IoParams> size_option() {
   return custom<IoParams>(
       "--size-mb", "Size of each file in MB of 10^6 bytes", "",
       [](IoParams& p, const std::vector<std::string>& v) {
-        const std::int64_t mb = reg::parse_integer("--size-mb", v);
-        if (mb < 1) throw BadParam(fmt::format("--size-mb must be at least 1, got {}", mb));
-        if (mb > 1'000'000) throw BadParam(fmt::format("--size-mb must be at most 1000000, got {}", mb));
-        p.size_bytes = mb * kMb;
+        p.size_bytes = reg::in_range("--size-mb", reg::parse_integer("--size-mb", v), 1, 1'000'000) * kMb;
       },
       [](const IoParams& p) { return std::to_string(p.size_bytes / kMb); });
 }
@@ -494,7 +491,6 @@ const Register<IoParams> reg{{
                 custom<IoParams>(
                     "--tmpdir", "Directory for the files", "$TMPDIR or /tmp",
                     [](IoParams& p, const std::vector<std::string>& v) {
-                      if (v.size() != 1) throw BadParam("--tmpdir takes one value");
                       p.tmpdir = v.front();
                     },
                     [](const IoParams& p) { return p.tmpdir; }),

@@ -110,6 +110,10 @@ void print_ratios(const Result& r, const std::string& heading, int width) {
   }
 }
 
+void print_goals(const Result& r, int width) {
+  print_ratios(r, fmt::format("Goals (at {} workers):", kGoalWorkers), width);
+}
+
 bool print_article(const Result& r, const char* by, const char* method) {
   if (r.published.is_null()) return false;
   fmt::print("\nThe article ({}):\n  method: {}\n", r.published.value(by, std::string()),

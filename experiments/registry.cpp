@@ -24,17 +24,16 @@ std::vector<Experiment>& registered() {
   return all;
 }
 
-// One value of a scalar option.
-const std::string& one_value(const std::string& flag, const std::vector<std::string>& values) {
-  if (values.size() != 1) throw BadParam(flag + " takes one value");
-  return values.front();
-}
-
 }  // namespace
 
 void add_experiment(Experiment e) { registered().push_back(std::move(e)); }
 
 std::string long_name(std::string_view flags) { return std::string(flags.substr(0, flags.find(','))); }
+
+const std::string& one_value(const std::string& flag, const std::vector<std::string>& values) {
+  if (values.size() != 1) throw BadParam(flag + " takes one value");
+  return values.front();
+}
 
 std::int64_t parse_integer(const std::string& flag, const std::vector<std::string>& values) {
   const std::string& text = one_value(flag, values);
@@ -146,17 +145,15 @@ const Experiment* find_experiment(std::string_view name) {
 
 nlohmann::json registry_json() {
   nlohmann::json out = nlohmann::json::array();
-  // The page opens with the machine: `weft topo` is a command, not an
-  // experiment (no sizes, no rows), but the report runs it first.
   nlohmann::json topo_seconds, topo_args;
   for (Level l : kLevels) {
-    topo_seconds[to_string(l)] = 0.5;
+    topo_seconds[to_string(l)] = kTopo.seconds;
     topo_args[to_string(l)] = "";
   }
-  out.push_back({{"name", "topo"},
+  out.push_back({{"name", kTopo.name},
                  {"article", nullptr},
-                 {"title", "CPU topology"},
-                 {"summary", "Show the CPU topology this process may use"},
+                 {"title", kTopo.title},
+                 {"summary", kTopo.summary},
                  {"seconds", std::move(topo_seconds)},
                  {"args", std::move(topo_args)},
                  {"figures", nlohmann::json::array()},

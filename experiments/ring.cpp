@@ -271,24 +271,6 @@ void print_published(const Result& r) {
   }
 }
 
-// --threads: a count, and a ring needs two.
-Option<RingParams> threads_option() {
-  Option<RingParams> o = integer("--threads,-t", &RingParams::threads, "Threads in the ring", 1, 256);
-  o.set = [set = o.set](RingParams& p, const std::vector<std::string>& v) {
-    set(p, v);
-    if (p.threads < 2) throw BadParam("--threads must be at least 2 (a ring needs two threads)");
-  };
-  return o;
-}
-
-// --hops: 0 leaves the count to each flag.
-Option<RingParams> hops_option() {
-  Option<RingParams> o =
-      integer("--hops", &RingParams::hops, "Hops per run (0: each flag's own)", 0, 1'000'000'000'000LL);
-  o.default_text = "0: 5e5 spinning and weft, 5e4 sleeping flags";
-  return o;
-}
-
 const Register<RingParams> reg{{
     .name = "ring",
     .page = 10,
@@ -296,13 +278,13 @@ const Register<RingParams> reg{{
     .title = "Token ring: inter-thread signalling latency",
     .summary = "Token-ring signalling latency per flag (Qiita 2017: inter-thread signalling latency)",
     .seconds = {8, 20, 120},
-    .options = {threads_option(),
+    .options = {integer("--threads,-t", &RingParams::threads, "Threads in the ring (a ring needs two)", 2, 256),
                 names("--flag,-f", &RingParams::flags, "Flags to measure", "flag", ring_flags),
-                hops_option(),
+                integer("--hops", &RingParams::hops, "Hops per run (0: each flag's own)", 0, 1'000'000'000'000LL,
+                        "0: 5e5 spinning and weft, 5e4 sleeping flags"),
                 custom<RingParams>(
                     "--placement", "none, compact, spread, one_per_core, numa", "",
                     [](RingParams& p, const std::vector<std::string>& v) {
-                      if (v.size() != 1) throw BadParam("--placement takes one value");
                       try {
                         p.placement = parse_placement(v.front());
                       } catch (const std::invalid_argument& e) {

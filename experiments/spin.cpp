@@ -542,7 +542,7 @@ const Register<SpinParams> reg{{
                      false, " ms"),
                 real("--time-limit", &SpinParams::time_limit_s, "Seconds before a crawling run is stopped", 0, 3600,
                      true, " seconds"),
-                counts("--threads,-t", &SpinParams::threads, "Thread counts", "2,8,32", 1024),
+                counts("--threads,-t", &SpinParams::threads, "Thread counts", {}, 1024),
                 variants(&SpinParams::variants, spin_variants, "--variant,-v"), reps(&SpinParams::reps)},
     .sizes = {[](SpinParams& p) {
                 p.work_ms = 400;

@@ -303,7 +303,6 @@ std::string count_note(std::int64_t used, std::int64_t asked, const char* why) {
 
 // The goals weft's pool is held to, from this run's medians at
 // kGoalWorkers workers; the report and the CLI print them from here.
-constexpr int kGoalWorkers = 2;
 
 nlohmann::json tasks_ratios(const Result& r) {
   nlohmann::json ratios = nlohmann::json::array();
@@ -465,7 +464,7 @@ void print_published(const Result& r) {
 
 void print_tasks(const Result& r) {
   print_published(r);
-  print_ratios(r, fmt::format("weft against its peers, {} workers (medians of this run):", kGoalWorkers), 62);
+  print_goals(r, 62);
 }
 
 const Register<TasksParams> reg{{
@@ -481,7 +480,7 @@ const Register<TasksParams> reg{{
                         1, 1'000'000),
                 integer("--round-trip-tasks", &TasksParams::round_trip_tasks, "At most this many round trips per run",
                         1, 1'000'000'000),
-                counts("--workers,-w", &TasksParams::workers, "Worker counts", "1,2,4,8,16"),
+                counts("--workers,-w", &TasksParams::workers, "Worker counts"),
                 variants(&TasksParams::variants, tasks_variants), reps(&TasksParams::reps)},
     .sizes = {[](TasksParams& p) {
                 p.tasks = 200'000;

@@ -81,6 +81,7 @@ WEFT_BAD_INPUT_TESTS(
     CliBadInput,
     BadInput{"frobnicate", "frobnicate"}, BadInput{"", "subcommand"},
     BadInput{"ring --threads 0", "--threads"}, BadInput{"ring --threads -3", "--threads"},
+    BadInput{"ring --threads 1", "--threads must be at least 2, got 1"},
     BadInput{"ring --threads abc", "abc"}, BadInput{"ring --flag nope", "nope"},
     BadInput{"ring --hops 99999999999999999", "--hops"},
     BadInput{"ring --reps 0", "--reps"}, BadInput{"ring --placement diagonal", "diagonal"},

@@ -154,21 +154,20 @@ class Progress {
 
 // The steps the report runs: the topology, then the registered experiments
 // in page order, unless --only leaves them out.
-constexpr double kTopoSeconds = 0.5;
 
 std::vector<std::pair<std::string, double>> plan(const ReportOptions& o, Level level) {
   std::vector<std::pair<std::string, double>> steps;
   const auto wanted = [&o](const std::string& name) {
     return o.only.empty() || std::find(o.only.begin(), o.only.end(), name) != o.only.end();
   };
-  if (wanted("topo")) steps.emplace_back("topo", kTopoSeconds);
+  if (wanted(xp::kTopo.name)) steps.emplace_back(xp::kTopo.name, xp::kTopo.seconds);
   for (const xp::Experiment& e : xp::experiments())
     if (wanted(e.name())) steps.emplace_back(e.name(), e.seconds_at(level));
   return steps;
 }
 
 std::vector<std::string> runnable_names() {
-  std::vector<std::string> names{"topo"};
+  std::vector<std::string> names{xp::kTopo.name};
   for (const xp::Experiment& e : xp::experiments()) names.push_back(e.name());
   return names;
 }
@@ -217,7 +216,7 @@ xp::Result run_report_ring(const xp::Experiment& e, Level level, Shown& shown) {
 }
 
 nlohmann::json run_topo() {
-  const harness::ChildResult c = harness::spawn({"/proc/self/exe", "topo", "--json"});
+  const harness::ChildResult c = harness::spawn({"/proc/self/exe", xp::kTopo.name, "--json"});
   if (!c.ok()) throw std::runtime_error(fmt::format("weft topo {}: {}", c.describe(), harness::last_line(c.err)));
   return nlohmann::json::parse(c.out);
 }
@@ -227,7 +226,7 @@ nlohmann::json run_topo() {
 // to print as tables.
 nlohmann::json run_one(const std::string& name, Level level, Shown& shown) {
   try {
-    if (name == "topo") return run_topo();
+    if (name == xp::kTopo.name) return run_topo();
     const xp::Experiment* e = xp::find_experiment(name);
     if (e == nullptr)
       return {{"experiment", name}, {"built", false}, {"note", "not built"}, {"results", nlohmann::json::array()}};

@@ -46,7 +46,7 @@ void print_caches(const Topology& t, const CpuSet& scope, int level, int indent)
 
 nlohmann::json topo_json(const Topology& t) {
   nlohmann::json j;
-  j["experiment"] = "topo";
+  j["experiment"] = xp::kTopo.name;
   j["machine"] = xp::machine_context();
   j["params"] = nlohmann::json::object();
   j["results"] = nlohmann::json::array();
@@ -115,14 +115,14 @@ void print_tree(const Topology& t) {
 }
 
 const Register reg{{
-    "topo",
+    xp::kTopo.name,
     [](CLI::App& app) {
       struct Opts {
         bool json = false;
         bool calibrate = false;
       };
       auto o = std::make_shared<Opts>();
-      auto* sub = app.add_subcommand("topo", "Show the CPU topology this process may use");
+      auto* sub = app.add_subcommand(xp::kTopo.name, xp::kTopo.summary);
       sub->add_flag("--json", o->json, "Print one JSON object");
       sub->add_flag("--calibrate", o->calibrate,
                     "Also measure park+wake latency here and the spin budget it implies (a few ms)");

@@ -30,6 +30,8 @@ void print_weft_over_tbb(const Result& r, const std::function<Key(Key, const Row
 // An experiment's "ratios" list (extra.ratios: what, value, goal) under
 // `heading`, names padded to `width`.
 void print_ratios(const Result& r, const std::string& heading, int width);
+// print_ratios under "Goals (at kGoalWorkers workers):".
+void print_goals(const Result& r, int width);
 
 // "The article (<source>): method: <method>" from the result's published
 // figures (`by` and `method` name their keys); false when it has none.

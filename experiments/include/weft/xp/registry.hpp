@@ -69,6 +69,8 @@ namespace reg {
 
 // "--tasks,-n" -> "--tasks": how messages name an option.
 std::string long_name(std::string_view flags);
+// The one value of a scalar option, or BadParam "<flag> takes one value".
+const std::string& one_value(const std::string& flag, const std::vector<std::string>& values);
 std::int64_t parse_integer(const std::string& flag, const std::vector<std::string>& values);
 // `x`, or BadParam "<flag> must be at least <least>, got <x>" (or at most).
 std::int64_t in_range(const std::string& flag, std::int64_t x, long long least, long long most);
@@ -83,29 +85,19 @@ std::string show_real(double v);
 
 }  // namespace reg
 
-// An integer member in [least, most].
+// An integer member in [least, most]. --help shows the member's initialiser
+// as its default, or `default_means` where that value stands for something
+// computed at run time (e.g. 0: "available_parallelism").
 template <class P, class T>
   requires std::is_integral_v<T>
-Option<P> integer(std::string flags, T P::*member, std::string help, long long least, long long most) {
+Option<P> integer(std::string flags, T P::*member, std::string help, long long least, long long most,
+                  std::string default_means = {}) {
   const std::string name = reg::long_name(flags);
-  return {std::move(flags), std::move(help), false, {},
+  return {std::move(flags), std::move(help), false, std::move(default_means),
           [=](P& p, const std::vector<std::string>& v) {
             p.*member = static_cast<T>(reg::in_range(name, reg::parse_integer(name, v), least, most));
           },
           [=](const P& p) { return std::to_string(p.*member); }, "INT"};
-}
-
-// An integer member that is optional: unset means "the experiment decides"
-// (`default_text` says what).
-template <class P, class T>
-Option<P> integer(std::string flags, std::optional<T> P::*member, std::string help, long long least, long long most,
-                  std::string default_text) {
-  const std::string name = reg::long_name(flags);
-  return {std::move(flags), std::move(help), false, std::move(default_text),
-          [=](P& p, const std::vector<std::string>& v) {
-            p.*member = static_cast<T>(reg::in_range(name, reg::parse_integer(name, v), least, most));
-          },
-          [=](const P& p) { return (p.*member) ? std::to_string(*(p.*member)) : std::string(); }, "INT"};
 }
 
 // A real member in (least, most] when `open_least`, else [least, most].
@@ -136,22 +128,32 @@ Option<P> names(std::string flags, std::vector<std::string> P::*member, std::str
 }
 
 // A comma list of positive counts, each at most `max` (repeatable; the first
-// of a repeat kept): --workers and --threads lists.
+// of a repeat kept): --workers and --threads lists. The default --help shows
+// is the member's initialiser; `empty_means` says what an empty one stands
+// for (computed at run time, e.g. "available_parallelism").
 template <class P>
-Option<P> counts(std::string flags, std::vector<int> P::*member, std::string help, std::string default_text,
+Option<P> counts(std::string flags, std::vector<int> P::*member, std::string help, std::string empty_means = {},
                  long long max = 256) {
   const std::string name = reg::long_name(flags);
   const std::string noun = name == "--workers" ? "worker count" : "thread count";
-  return {std::move(flags), std::move(help) + ", comma list", true, std::move(default_text),
+  return {std::move(flags), std::move(help) + ", comma list", true, std::move(empty_means),
           [=](P& p, const std::vector<std::string>& v) { p.*member = reg::parse_counts(name, noun, v, max); },
           [=](const P& p) { return reg::join(p.*member); }, "LIST"};
 }
 
-// Any other option: `set` parses and checks the values itself.
+// Any other option: `set` parses and checks the values itself. Unless the
+// option is a `list`, `set` is called only with exactly one value (the
+// check is made here, once for every such option).
 template <class P>
 Option<P> custom(std::string flags, std::string help, std::string default_text,
                  std::function<void(P&, const std::vector<std::string>&)> set,
                  std::function<std::string(const P&)> show, bool list = false) {
+  if (!list) {
+    set = [name = reg::long_name(flags), set = std::move(set)](P& p, const std::vector<std::string>& v) {
+      reg::one_value(name, v);
+      set(p, v);
+    };
+  }
   return {std::move(flags), std::move(help), list, std::move(default_text), std::move(set), std::move(show),
           list ? "LIST" : "TEXT"};
 }
@@ -282,6 +284,17 @@ const std::vector<Experiment>& experiments();
 
 // The entry named `name`, or null.
 const Experiment* find_experiment(std::string_view name);
+
+// `weft topo`: a command, not an experiment (no sizes, no rows), but the
+// report runs it first and its page opens with the machine. Described once
+// here for the subcommand, the report's plan and results.json's registry.
+struct Command {
+  const char* name;
+  const char* title;
+  const char* summary;
+  double seconds;  // at every level
+};
+inline constexpr Command kTopo{"topo", "CPU topology", "Show the CPU topology this process may use", 0.5};
 
 // results.json's "registry": the topology first (`weft topo`, which the
 // report runs first), then every experiment: [{name, article (or null), title, summary,

@@ -105,6 +105,12 @@ std::optional<double> ratio(const Result& r, const Key& a, const Key& b);
 // for an empty or other goal.
 std::optional<bool> goal_met(double value, std::string_view goal);
 
+// The worker count the pool's goals are set at (the development host's 2
+// CPUs); at other counts the same ratios are figures without a goal.
+inline constexpr int kGoalWorkers = 2;
+// `goal` for a ratio measured at `workers`, or no goal ("").
+inline std::string goal_at(int workers, const char* goal) { return workers == kGoalWorkers ? goal : ""; }
+
 // Appends {what, value, goal, met} to an experiment's "ratios" list when the
 // value exists and is positive (both sides were measured); "met" only for
 // a goal goal_met() reads.
