@@ -19,15 +19,21 @@ verify() {  # $1: extra spin flags; prints pan's summary, returns its error coun
   sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.out
 }
 
-echo "$model: verifying the protocol"
-out=$(verify "")
-echo "$out" | head -n -1
-errors=$(echo "$out" | tail -n 1)
-if [ "$errors" != "0" ]; then
-  echo "FAIL: $model has $errors error(s); counterexample:"
-  spin -t -p "$model.pml" | tail -n 40
-  exit 1
-fi
+# Verifies with flags $1 (described as $2); fails the check, with the
+# counterexample, on any error.
+must_verify() {
+  echo "$model: verifying $2"
+  out=$(verify "$1")
+  echo "$out" | head -n -1
+  errors=$(echo "$out" | tail -n 1)
+  if [ "$errors" != "0" ]; then
+    echo "FAIL: $model ($2) has $errors error(s); counterexample:"
+    spin -t -p $1 "$model.pml" | tail -n 40
+    exit 1
+  fi
+}
+
+must_verify "" "the protocol"
 
 # Variants a model offers (named in it) must verify too: SPURIOUS (the futex
 # may wake for no reason), RESET (a reset() races the rest), and both.
@@ -36,15 +42,7 @@ grep -q SPURIOUS "$model.pml" && variants+=("-DSPURIOUS")
 grep -q RESET "$model.pml" && variants+=("-DRESET")
 [ ${#variants[@]} -eq 2 ] && variants+=("-DRESET -DSPURIOUS")
 for flags in "${variants[@]}"; do
-  echo "$model: verifying with $flags"
-  out=$(verify "$flags")
-  echo "$out" | head -n -1
-  errors=$(echo "$out" | tail -n 1)
-  if [ "$errors" != "0" ]; then
-    echo "FAIL: $model with $flags has $errors error(s); counterexample:"
-    spin -t -p $flags "$model.pml" | tail -n 40
-    exit 1
-  fi
+  must_verify "$flags" "with $flags"
 done
 
 # Every broken variant the model names (-DBROKEN, -DBROKEN_<what>) must fail.

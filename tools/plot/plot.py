@@ -71,6 +71,14 @@ def rows(exp, metric, **match):
     return out
 
 
+def need_rows(exp, metric, why, **match):
+    """rows(), or Skip(why) when there are none: the figure has nothing to draw."""
+    out = rows(exp, metric, **match)
+    if not out:
+        raise Skip(why)
+    return out
+
+
 def ordered(values):
     """Unique values in first-seen order."""
     seen = []
@@ -175,9 +183,7 @@ def published_ring(results, threads):
 
 def plot_ring(results, threads):
     exp = experiment(results, "ring")
-    wall = rows(exp, "ns_per_hop", threads=threads)
-    if not wall:
-        raise Skip(f"no ring rows at {threads} threads")
+    wall = need_rows(exp, "ns_per_hop", f"no ring rows at {threads} threads", threads=threads)
     flags = ordered(r["variant"] for r in wall)
     cpu = {r["variant"]: r for r in rows(exp, "cpu_ns_per_hop", threads=threads)}
     fig, (ax,) = new_figure()
@@ -248,9 +254,7 @@ def plot_tasks(results):
 
 def plot_fib(results):
     exp = experiment(results, "fib")
-    rs = rows(exp, "ms")
-    if not rs:
-        raise Skip("no fib timings")
+    rs = need_rows(exp, "ms", "no fib timings")
     labels = [r["variant"] + (f" ({r['threads']} thr)" if "threads" in r else "") +
               (f", cutoff {r['cutoff']}" if r.get("cutoff") else "") for r in rs]
     fig, (ax,) = new_figure()
@@ -297,10 +301,8 @@ def plot_worker_strip(results):
 
 def plot_pfor(results):
     exp = experiment(results, "pfor")
-    rs = rows(exp, "ms")
+    rs = need_rows(exp, "ms", "no parallel_for timings")
     workloads = ordered(r.get("workload", "?") for r in rs)
-    if not rs:
-        raise Skip("no parallel_for timings")
     fig, axes = new_figure(len(workloads))
     for ax, w in zip(axes, workloads):
         wr = [r for r in rs if r.get("workload", "?") == w]
@@ -380,9 +382,7 @@ def plot_coro(results):
 
 def plot_scale(results):
     exp = experiment(results, "scale")
-    rs = rows(exp, "speedup")
-    if not rs:
-        raise Skip("no speed-up rows (no 1-worker run measured)")
+    rs = need_rows(exp, "speedup", "no speed-up rows (no 1-worker run measured)")
     params = exp.get("params", {})
     cpus = params.get("cpus") or len(exp.get("machine", {}).get("allowed_cpus", [])) or 1
     workloads = ordered(r.get("workload", "?") for r in rs)
@@ -443,9 +443,7 @@ def plot_idle_latency(results):
 
 
 def plot_alloc_seconds(results):
-    rs = rows(experiment(results, "alloc"), "seconds")
-    if not rs:
-        raise Skip("no allocator timings")
+    rs = need_rows(experiment(results, "alloc"), "seconds", "no allocator timings")
     fig, (ax,) = new_figure()
     bars_by_variant(ax, rs, lambda t: f"{t} thread{'s' if t > 1 else ''}", log=True)
     return finish(fig, ax, "std::list push/pop benchmark: time per allocator",
@@ -473,9 +471,7 @@ def plot_alloc_scalability(results):
 
 
 def plot_io(results):
-    rs = rows(experiment(results, "io"), "mb_per_s")
-    if not rs:
-        raise Skip("no file copy rows")
+    rs = need_rows(experiment(results, "io"), "mb_per_s", "no file copy rows")
     fig, (ax,) = new_figure()
     fig.set_size_inches(9, 4.5)
     bars_by_variant(ax, rs, lambda t: f"{t} concurrent", log=True)
