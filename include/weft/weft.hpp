@@ -14,6 +14,7 @@
 #include "weft/exec/parallel_scan.hpp"
 #include "weft/exec/parallel_sort.hpp"
 #include "weft/exec/pipeline.hpp"
+#include "weft/exec/task_graph.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/exec/trace.hpp"

@@ -1,0 +1,558 @@
+// TaskGraph: nodes laid out at build time, a per-run join counter per node,
+// one pending count per run, and a FIFO queue of runs per graph
+// (weft/exec/task_graph.hpp has the contract; tests/model/task_graph.pml
+// checks the protocol).
+//
+// A run ("repetition") of the graph at the front of the queue:
+//   start:    every join = its node's strong predecessors; pending = the
+//             number of sources; push the sources.
+//   a node:   unless the run failed or was stopped: reset its own join (a
+//             loop may reach it again), run it, then for each successor
+//             whose join it brings to 0 (or the one a condition picked):
+//             pending + 1, then run it next on this thread (the first) or
+//             push it (the others). Then pending - 1.
+//   pending reaches 0: nothing of the run is queued or running. The thread
+//             that brought it there starts the next repetition, or pops the
+//             request, completes its future and starts the next request.
+// Every node that is pushed or run next was counted in pending before the
+// node that readied it uncounted itself, so pending cannot reach 0 while any
+// node of the run may still run.
+#include "weft/exec/task_graph.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <new>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "pool_core.hpp"
+#include "weft/exec/cancelled.hpp"
+#include "weft/exec/default_pool.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace weft {
+namespace detail {
+
+enum class GraphNodeKind : std::uint8_t { work, condition, graph };
+
+struct GraphNodeData : TaskNode {
+  GraphState* graph = nullptr;
+  std::size_t index = 0;
+  std::string name;
+  GraphNodeKind kind = GraphNodeKind::work;
+  std::function<void()> work;
+  std::function<int()> condition;
+  GraphState* sub = nullptr;  // a graph node's graph
+  std::vector<GraphNodeData*> succ;
+  std::vector<GraphNodeData*> pred;
+  // Laid out by freeze(): predecessors that are not condition nodes.
+  std::uint32_t strong_preds = 0;
+  // The run's count of predecessors still to finish.
+  std::atomic<std::uint32_t> join{0};
+};
+
+namespace {
+
+// The future of a run: blocked until the run ends, then it rethrows the
+// run's outcome (or returns).
+struct RunFn {
+  std::shared_ptr<std::exception_ptr> outcome;
+  void operator()() const {
+    if (*outcome) std::rethrow_exception(*outcome);
+  }
+};
+using RunTask = ThenTask<void, RunFn>;
+
+// "<c><i>", built by appending (GCC 12 warns falsely, -Wrestrict, on a
+// literal + std::string).
+std::string tagged(char c, std::size_t i) {
+  std::string s(1, c);
+  s += std::to_string(i);
+  return s;
+}
+
+// How messages name a node: 'its name', or #index.
+std::string describe(const GraphNodeData& n) {
+  if (n.name.empty()) return tagged('#', n.index);
+  std::string s(1, '\'');
+  s += n.name;
+  s += '\'';
+  return s;
+}
+
+}  // namespace
+
+struct GraphState {
+  struct Request {
+    PoolCore* pool;
+    std::stop_token stop;
+    std::size_t reps;
+    std::shared_ptr<std::exception_ptr> outcome;
+    RunTask* done;
+  };
+
+  explicit GraphState(std::string n) : name(std::move(n)) {}
+
+  std::string name;
+  std::vector<std::unique_ptr<GraphNodeData>> nodes;
+  std::vector<GraphNodeData*> sources;  // laid out by freeze()
+  bool frozen = false;
+
+  mutable std::mutex mu;  // the queue, and the build state against runs
+  std::condition_variable drained;
+  std::deque<Request> queue;  // the front one is running
+  Request* current = nullptr;  // the front, for the thread running it (taken under `mu`)
+
+  // The running repetition's state: written by the thread that starts it
+  // before it pushes the sources (the push publishes it to every node).
+  PoolCore* pool = nullptr;
+  std::stop_token stop;
+  std::atomic<std::size_t> pending{0};
+  std::atomic<bool> failed{false};
+  std::atomic<bool> skipped{false};
+  std::exception_ptr error;  // written once, by the node that set `failed`
+
+  std::string who() const { return "weft::TaskGraph" + (name.empty() ? std::string() : " '" + name + "'"); }
+
+  // Under `mu`.
+  void check_unchanged_by_runs(const char* what) const {
+    if (!queue.empty()) throw std::logic_error(who() + ": " + what + " while a run of the graph is queued or running");
+  }
+
+  void freeze();
+  Future<void> enqueue(PoolCore& p, std::stop_token s, std::size_t reps);
+  void start_front();
+  void start_repetition();
+  void finish_repetition();
+  void fail(std::exception_ptr e) noexcept {
+    // acq_rel: the winner alone writes `error`; finish_repetition() reads it
+    // after pending's last decrement, which every writer's decrement precedes.
+    if (!failed.exchange(true, std::memory_order_acq_rel)) error = std::move(e);
+  }
+  void schedule(GraphNodeData* n) noexcept;
+  static void execute(TaskNode* t) noexcept;
+  static void discard(TaskNode* t) noexcept;
+  GraphNodeData* run_node(GraphNodeData& n);
+  void node_done() noexcept {
+    // acq_rel: release publishes this node's writes (and `error`) to the
+    // thread that ends the run; acquire, for that thread, takes all of them.
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finish_repetition();
+  }
+};
+
+namespace {
+
+// Whether `to` can be reached from `from` along any edges.
+bool reaches(const GraphNodeData* from, const GraphNodeData* to, std::vector<char>& seen) {
+  std::fill(seen.begin(), seen.end(), 0);
+  std::vector<const GraphNodeData*> stack{from};
+  while (!stack.empty()) {
+    const GraphNodeData* n = stack.back();
+    stack.pop_back();
+    for (const GraphNodeData* s : n->succ) {
+      if (s == to) return true;
+      if (!seen[s->index]) {
+        seen[s->index] = 1;
+        stack.push_back(s);
+      }
+    }
+  }
+  return false;
+}
+
+// A cycle among the strong edges (those out of non-condition nodes), as
+// "'a' -> 'b' -> 'a'", or empty.
+std::string strong_cycle(const std::vector<std::unique_ptr<GraphNodeData>>& nodes) {
+  // 0: unvisited, 1: on the path, 2: done.
+  std::vector<char> mark(nodes.size(), 0);
+  std::vector<const GraphNodeData*> path;
+  std::vector<std::size_t> next;  // per path entry: the successor to try next
+  for (const auto& root : nodes) {
+    if (mark[root->index] != 0) continue;
+    path.assign(1, root.get());
+    next.assign(1, 0);
+    mark[root->index] = 1;
+    while (!path.empty()) {
+      const GraphNodeData* n = path.back();
+      const bool strong = n->kind != GraphNodeKind::condition;
+      if (!strong || next.back() == n->succ.size()) {
+        mark[n->index] = 2;
+        path.pop_back();
+        next.pop_back();
+        continue;
+      }
+      const GraphNodeData* s = n->succ[next.back()++];
+      if (mark[s->index] == 1) {
+        std::string out;
+        const auto from = std::find(path.begin(), path.end(), s);
+        for (auto it = from; it != path.end(); ++it) out += describe(**it) + " -> ";
+        return out + describe(*s);
+      }
+      if (mark[s->index] == 0) {
+        mark[s->index] = 1;
+        path.push_back(s);
+        next.push_back(0);
+      }
+    }
+  }
+  return {};
+}
+
+// Whether `g` runs `target` through its graph nodes, at any depth.
+bool contains(const GraphState& g, const GraphState* target, std::vector<const GraphState*>& seen) {
+  for (const auto& n : g.nodes) {
+    if (n->kind != GraphNodeKind::graph) continue;
+    const GraphState* s = n->sub;
+    if (s == target) return true;
+    if (std::find(seen.begin(), seen.end(), s) != seen.end()) continue;
+    seen.push_back(s);
+    if (contains(*s, target, seen)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Under `mu`, with no run queued: checks the graph and lays out the join
+// counts and the sources.
+void GraphState::freeze() {
+  if (frozen) return;
+  if (const std::string cycle = strong_cycle(nodes); !cycle.empty())
+    throw std::invalid_argument(who() + ": the cycle " + cycle +
+                                " has no condition node on it, so none of its nodes could ever start");
+  std::vector<const GraphState*> seen;
+  if (contains(*this, this, seen)) throw std::invalid_argument(who() + ": contains itself (through emplace_graph)");
+  sources.clear();
+  std::vector<char> scratch(nodes.size(), 0);
+  for (const auto& n : nodes) {
+    n->strong_preds = static_cast<std::uint32_t>(std::count_if(
+        n->pred.begin(), n->pred.end(), [](const GraphNodeData* p) { return p->kind != GraphNodeKind::condition; }));
+    if (n->strong_preds != 0) continue;
+    // No predecessor, or only conditions: a source if every one of those
+    // conditions is downstream of it (it heads their loop).
+    const bool heads_its_loops = std::all_of(n->pred.begin(), n->pred.end(), [&](const GraphNodeData* p) {
+      return reaches(n.get(), p, scratch);
+    });
+    if (heads_its_loops) sources.push_back(n.get());
+  }
+  if (sources.empty() && !nodes.empty())
+    throw std::invalid_argument(who() + ": no node can start (every node waits for a condition node)");
+  frozen = true;
+}
+
+Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t reps) {
+  auto outcome = std::make_shared<std::exception_ptr>();
+  bool start = false;
+  RunTask* task = nullptr;
+  Future<void> f;
+  {
+    std::lock_guard lock(mu);
+    if (queue.empty()) freeze();  // otherwise frozen by the runs queued
+    task = new_task<RunTask>(RunFn{outcome}, &p);
+    f = FutureLink::adopt<void>(task);
+    if (reps == 0 || nodes.empty()) {
+      // Nothing to run: the future is ready as soon as the pool runs it.
+    } else {
+      queue.push_back({&p, std::move(s), reps, std::move(outcome), task});
+      start = queue.size() == 1;
+      task = nullptr;
+    }
+  }
+  if (task != nullptr) task->fire(task);
+  if (start) start_front();
+  return f;
+}
+
+void GraphState::start_front() {
+  // The front request is ours until we pop it: references into a deque
+  // stay valid while others push at the back.
+  {
+    std::lock_guard lock(mu);
+    current = &queue.front();
+  }
+  pool = current->pool;
+  stop = current->stop;
+  start_repetition();
+}
+
+void GraphState::start_repetition() {
+  // relaxed: the pushes below publish these writes to every node of the run,
+  // and the previous run's nodes have all finished (pending reached 0).
+  for (const auto& n : nodes) n->join.store(n->strong_preds, std::memory_order_relaxed);
+  failed.store(false, std::memory_order_relaxed);
+  skipped.store(false, std::memory_order_relaxed);
+  error = nullptr;
+  // relaxed: set before any source is pushed (the push publishes it); set to
+  // the whole count first so a source that finishes at once cannot end the run.
+  pending.store(sources.size(), std::memory_order_relaxed);
+  for (GraphNodeData* n : sources) schedule(n);
+}
+
+void GraphState::schedule(GraphNodeData* n) noexcept {
+  // PoolCore::push() fails in two ways (as for continuations): a pool shut
+  // down discards the task and throws std::runtime_error; failing to set up
+  // this thread's injection deque leaves the task with us.
+  try {
+    pool->push(n);
+  } catch (const std::bad_alloc&) {
+    n->discard(n);
+  } catch (const std::system_error&) {
+    n->discard(n);
+  } catch (const std::runtime_error&) {
+  }
+}
+
+void GraphState::discard(TaskNode* t) noexcept {
+  auto* n = static_cast<GraphNodeData*>(t);
+  GraphState& g = *n->graph;
+  g.fail(std::make_exception_ptr(std::runtime_error(g.who() + ": node " + describe(*n) +
+                                                    " could not be queued (the pool was shut down)")));
+  g.node_done();
+}
+
+// Runs `n`; returns the successor to run next on this thread, if any (it is
+// counted in pending already); pushes the other ready ones.
+GraphNodeData* GraphState::run_node(GraphNodeData& n) {
+  GraphNodeData* next = nullptr;
+  const auto ready = [&](GraphNodeData* s) {
+    // relaxed: the node is not shared before the push (or the run) below,
+    // and pending cannot reach 0 before this node's own decrement.
+    pending.fetch_add(1, std::memory_order_relaxed);
+    if (next == nullptr) {
+      next = s;
+    } else {
+      schedule(s);
+    }
+  };
+  switch (n.kind) {
+    case GraphNodeKind::condition: {
+      const int k = n.condition();
+      if (k < 0 || static_cast<std::size_t>(k) >= n.succ.size())
+        throw std::out_of_range(who() + ": condition node " + describe(n) + " returned " + std::to_string(k) +
+                                "; it has " + std::to_string(n.succ.size()) + " successor(s)");
+      ready(n.succ[static_cast<std::size_t>(k)]);
+      return next;
+    }
+    case GraphNodeKind::graph:
+      n.sub->enqueue(*pool, stop, 1).get();
+      break;
+    case GraphNodeKind::work:
+      n.work();
+      break;
+  }
+  for (GraphNodeData* s : n.succ) {
+    // acq_rel: release publishes this node's writes to the successor's
+    // thread; acquire, for the last predecessor, takes the others' too.
+    if (s->join.fetch_sub(1, std::memory_order_acq_rel) == 1) ready(s);
+  }
+  return next;
+}
+
+void GraphState::execute(TaskNode* t) noexcept {
+  auto* n = static_cast<GraphNodeData*>(t);
+  GraphState& g = *n->graph;
+  while (n != nullptr) {
+    GraphNodeData* next = nullptr;
+    // relaxed: a late skip is harmless (the node runs, as it would have a
+    // moment earlier); stop_requested() is the token's own acquire load.
+    if (g.failed.load(std::memory_order_relaxed) || g.stop.stop_requested()) {
+      g.skipped.store(true, std::memory_order_relaxed);  // read after pending's last acq_rel decrement
+    } else {
+      // relaxed: every strong predecessor of this run has finished (that is
+      // why it runs), and a loop's next round reaches it only through nodes
+      // that start after this point.
+      n->join.store(n->strong_preds, std::memory_order_relaxed);
+      try {
+        next = g.run_node(*n);
+      } catch (...) {
+        g.fail(std::current_exception());
+      }
+    }
+    g.node_done();
+    n = next;
+  }
+}
+
+void GraphState::finish_repetition() {
+  Request& r = *current;  // ours until popped (see start_front)
+  const bool failed_now = failed.load(std::memory_order_relaxed);
+  const bool skipped_now = skipped.load(std::memory_order_relaxed);
+  if (!failed_now && !skipped_now && --r.reps > 0) {
+    start_repetition();
+    return;
+  }
+  *r.outcome = failed_now ? error : skipped_now ? std::make_exception_ptr(cancelled()) : nullptr;
+  RunTask* done = r.done;
+  bool more = false;
+  {
+    std::lock_guard lock(mu);
+    queue.pop_front();
+    current = nullptr;
+    more = !queue.empty();
+    if (!more) drained.notify_all();
+  }
+  // Not a member touched after this point unless `more`: with the queue
+  // empty the graph may be destroyed at once.
+  done->fire(done);
+  if (more) start_front();
+}
+
+}  // namespace detail
+
+// ---- the handles ------------------------------------------------------------
+
+namespace {
+
+detail::GraphNodeData& node_of(detail::GraphNodeData* d, const char* what) {
+  if (d == nullptr) throw std::invalid_argument(std::string("weft::GraphNode::") + what + ": the handle refers to no node");
+  return *d;
+}
+
+// DOT's quoted string.
+std::string dot_quoted(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + '"';
+}
+
+}  // namespace
+
+GraphNode& GraphNode::name(std::string name) {
+  detail::GraphNodeData& d = node_of(d_, "name");
+  std::lock_guard lock(d.graph->mu);
+  d.graph->check_unchanged_by_runs("a node renamed");
+  d.name = std::move(name);
+  return *this;
+}
+
+const std::string& GraphNode::name() const { return node_of(d_, "name").name; }
+
+void GraphNode::link(std::initializer_list<GraphNode> nodes, bool reversed) {
+  const char* what = reversed ? "succeed" : "precede";
+  detail::GraphNodeData& self = node_of(d_, what);
+  detail::GraphState& g = *self.graph;
+  std::lock_guard lock(g.mu);
+  g.check_unchanged_by_runs("an edge added");
+  for (const GraphNode& other : nodes) {
+    detail::GraphNodeData& o = node_of(other.d_, what);
+    if (o.graph != &g)
+      throw std::invalid_argument("weft::GraphNode::" + std::string(what) + ": " + detail::describe(self) + " of " +
+                                  g.who() + " and " + detail::describe(o) + " of " + o.graph->who() +
+                                  " belong to different graphs");
+  }
+  for (const GraphNode& other : nodes) {
+    detail::GraphNodeData& from = reversed ? *other.d_ : self;
+    detail::GraphNodeData& to = reversed ? self : *other.d_;
+    from.succ.push_back(&to);
+    to.pred.push_back(&from);
+  }
+  g.frozen = false;
+}
+
+TaskGraph::TaskGraph(std::string name) : s_(std::make_unique<detail::GraphState>(std::move(name))) {}
+
+TaskGraph::~TaskGraph() {
+  std::unique_lock lock(s_->mu);
+  s_->drained.wait(lock, [this] { return s_->queue.empty(); });
+}
+
+namespace {
+
+detail::GraphNodeData* add(detail::GraphState& g, detail::GraphNodeKind kind, std::function<void()> work,
+              std::function<int()> condition, detail::GraphState* sub) {
+  std::lock_guard lock(g.mu);
+  g.check_unchanged_by_runs("a node added");
+  auto n = std::make_unique<detail::GraphNodeData>();
+  n->execute = &detail::GraphState::execute;
+  n->discard = &detail::GraphState::discard;
+  n->graph = &g;
+  n->index = g.nodes.size();
+  n->kind = kind;
+  n->work = std::move(work);
+  n->condition = std::move(condition);
+  n->sub = sub;
+  g.nodes.push_back(std::move(n));
+  g.frozen = false;
+  return g.nodes.back().get();
+}
+
+}  // namespace
+
+GraphNode TaskGraph::add_work(std::function<void()> f) {
+  return GraphNode(add(*s_, detail::GraphNodeKind::work, std::move(f), {}, nullptr));
+}
+
+GraphNode TaskGraph::add_condition(std::function<int()> f) {
+  return GraphNode(add(*s_, detail::GraphNodeKind::condition, {}, std::move(f), nullptr));
+}
+
+GraphNode TaskGraph::emplace_graph(TaskGraph& other) {
+  if (&other == this) throw std::invalid_argument(s_->who() + ": emplace_graph of the graph itself");
+  return GraphNode(add(*s_, detail::GraphNodeKind::graph, {}, {}, other.s_.get()));
+}
+
+Future<void> TaskGraph::run(ThreadPool& pool, std::stop_token stop) {
+  return s_->enqueue(detail::core_of(pool), std::move(stop), 1);
+}
+
+Future<void> TaskGraph::run_n(ThreadPool& pool, std::size_t n, std::stop_token stop) {
+  return s_->enqueue(detail::core_of(pool), std::move(stop), n);
+}
+
+Future<void> TaskGraph::run(std::stop_token stop) { return run(default_pool(), std::move(stop)); }
+
+Future<void> TaskGraph::run_n(std::size_t n, std::stop_token stop) { return run_n(default_pool(), n, std::move(stop)); }
+
+std::size_t TaskGraph::size() const {
+  std::lock_guard lock(s_->mu);
+  return s_->nodes.size();
+}
+
+const std::string& TaskGraph::name() const noexcept { return s_->name; }
+
+void TaskGraph::dump(std::ostream& os) const {
+  std::lock_guard lock(s_->mu);
+  const auto id = [](const detail::GraphNodeData& n) { return detail::tagged('n', n.index); };
+  os << "digraph " << dot_quoted(s_->name.empty() ? "weft::TaskGraph" : s_->name) << " {\n";
+  for (const auto& n : s_->nodes) {
+    const std::string label = n->name.empty() ? detail::tagged('#', n->index) : n->name;
+    os << "  " << id(*n) << " [label=";
+    switch (n->kind) {
+      case detail::GraphNodeKind::work:
+        os << dot_quoted(label);
+        break;
+      case detail::GraphNodeKind::condition:
+        os << dot_quoted(label) << ", shape=diamond";
+        break;
+      case detail::GraphNodeKind::graph:
+        os << dot_quoted(label + " [" + (n->sub->name.empty() ? "graph" : n->sub->name) + "]") << ", shape=box3d";
+        break;
+    }
+    os << "];\n";
+  }
+  for (const auto& n : s_->nodes) {
+    for (std::size_t i = 0; i < n->succ.size(); ++i) {
+      os << "  " << id(*n) << " -> " << id(*n->succ[i]);
+      if (n->kind == detail::GraphNodeKind::condition) os << " [style=dashed, label=\"" << i << "\"]";
+      os << ";\n";
+    }
+  }
+  os << "}\n";
+}
+
+}  // namespace weft

@@ -1,0 +1,348 @@
+// TaskGraph: dependency order, condition loops, composition, errors that
+// name the node, failures and stops, runs that queue in call order, DOT.
+#include "weft/exec/task_graph.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <sstream>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "future_support.hpp"
+#include "watchdog.hpp"
+#include "weft/exec/cancelled.hpp"
+#include "weft/exec/parallel_for.hpp"
+#include "weft/exec/task_group.hpp"
+#include "weft/exec/thread_pool.hpp"
+#include "weft/sync/event.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using weft::test::workers;
+
+// A node's runs: how many, and the tick of the last (a counter shared by a
+// test's nodes, so order can be compared).
+struct Probe {
+  std::atomic<int> runs{0};
+  std::atomic<long> at{-1};
+  void hit(std::atomic<long>& clock) {
+    at.store(clock.fetch_add(1));
+    runs.fetch_add(1);
+  }
+};
+
+TEST(TaskGraph, DiamondRunsEachNodeOnceAfterItsPredecessors) {
+  weft::test::Watchdog dog("graph diamond");
+  weft::ThreadPool pool(workers(2));
+  weft::TaskGraph g("diamond");
+  std::atomic<long> clock{0};
+  Probe a, b, c, d;
+  weft::GraphNode na = g.emplace([&] { a.hit(clock); }).name("a");
+  weft::GraphNode nb = g.emplace([&] { b.hit(clock); }).name("b");
+  weft::GraphNode nc = g.emplace([&] { c.hit(clock); }).name("c");
+  weft::GraphNode nd = g.emplace([&] { d.hit(clock); }).name("d");
+  na.precede(nb, nc);
+  nd.succeed(nb, nc);
+  EXPECT_EQ(g.size(), 4u);
+  EXPECT_EQ(na.name(), "a");
+  for (int r = 1; r <= 3; ++r) {
+    g.run(pool).get();
+    for (Probe* p : {&a, &b, &c, &d}) EXPECT_EQ(p->runs.load(), r);
+    EXPECT_LT(a.at.load(), b.at.load());
+    EXPECT_LT(a.at.load(), c.at.load());
+    EXPECT_LT(b.at.load(), d.at.load());
+    EXPECT_LT(c.at.load(), d.at.load());
+  }
+  g.run_n(pool, 100).get();
+  EXPECT_EQ(d.runs.load(), 103);
+}
+
+TEST(TaskGraph, NodesWithoutPredecessorsAllStartWithTheRun) {
+  weft::ThreadPool pool(workers(2));
+  weft::TaskGraph g;
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 50; ++i) g.emplace([&] { ran.fetch_add(1); });
+  g.run(pool).get();
+  EXPECT_EQ(ran.load(), 50);
+}
+
+TEST(TaskGraph, ConditionLoopsBackUntilItPicksTheWayOut) {
+  weft::test::Watchdog dog("graph loop");
+  weft::ThreadPool pool(workers(2));
+  weft::TaskGraph g("loop");
+  std::atomic<int> loads{0}, lefts{0}, rights{0}, merges{0}, finishes{0};
+  int rounds = 0;  // only the condition touches it: it runs after merge, which runs after all
+  weft::GraphNode load = g.emplace([&] { loads.fetch_add(1); }).name("load");
+  weft::GraphNode left = g.emplace([&] { lefts.fetch_add(1); });
+  weft::GraphNode right = g.emplace([&] { rights.fetch_add(1); });
+  weft::GraphNode merge = g.emplace([&] { merges.fetch_add(1); });
+  weft::GraphNode finish = g.emplace([&] { finishes.fetch_add(1); }).name("finish");
+  load.precede(left, right);
+  merge.succeed(left, right);
+  weft::GraphNode again = g.emplace_condition([&] { return ++rounds < 5 ? 0 : 1; }).name("again");
+  merge.precede(again);
+  again.precede(load, finish);
+  g.run(pool).get();
+  EXPECT_EQ(loads.load(), 5);
+  EXPECT_EQ(lefts.load(), 5);
+  EXPECT_EQ(rights.load(), 5);
+  EXPECT_EQ(merges.load(), 5);
+  EXPECT_EQ(finishes.load(), 1) << "finish waits for the condition: it is no source";
+  rounds = 0;
+  g.run(pool).get();
+  EXPECT_EQ(loads.load(), 10);
+  EXPECT_EQ(finishes.load(), 2);
+}
+
+TEST(TaskGraph, ConditionOutOfRangeFailsTheRunNamingTheNode) {
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGraph g("g");
+  std::atomic<int> after{0};
+  weft::GraphNode c = g.emplace_condition([] { return 2; }).name("pick");
+  c.precede(g.emplace([&] { after.fetch_add(1); }), g.emplace([&] { after.fetch_add(1); }));
+  try {
+    g.run(pool).get();
+    FAIL() << "no exception";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("'pick' returned 2; it has 2 successor(s)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(after.load(), 0);
+}
+
+TEST(TaskGraph, ACycleWithoutAConditionIsRefusedNamingItsNodes) {
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGraph g("cyclic");
+  weft::GraphNode s = g.emplace([] {}).name("start");
+  weft::GraphNode a = g.emplace([] {}).name("a");
+  weft::GraphNode b = g.emplace([] {}).name("b");
+  s.precede(a);
+  a.precede(b);
+  b.precede(a);
+  try {
+    (void)g.run(pool);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("'a' -> 'b' -> 'a'"), std::string::npos) << w;
+    EXPECT_NE(w.find("weft::TaskGraph 'cyclic'"), std::string::npos) << w;
+  }
+  // The same shape through a condition is a loop, and runs.
+  weft::TaskGraph h;
+  std::atomic<int> n{0};
+  weft::GraphNode x = h.emplace([&] { n.fetch_add(1); });
+  weft::GraphNode back = h.emplace_condition([&] { return n.load() < 3 ? 0 : 1; });
+  x.precede(back);
+  back.precede(x, h.emplace([] {}));
+  h.run(pool).get();
+  EXPECT_EQ(n.load(), 3);
+}
+
+TEST(TaskGraph, EdgesToAnotherGraphAndEmptyHandlesAreRefused) {
+  weft::TaskGraph g("one"), h("two");
+  weft::GraphNode a = g.emplace([] {}).name("a");
+  weft::GraphNode b = h.emplace([] {}).name("b");
+  try {
+    a.precede(b);
+    FAIL() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'a' of weft::TaskGraph 'one' and 'b' of weft::TaskGraph 'two'"),
+              std::string::npos)
+        << e.what();
+  }
+  weft::GraphNode none;
+  EXPECT_FALSE(none.valid());
+  EXPECT_THROW(a.precede(none), std::invalid_argument);
+  EXPECT_THROW(none.name("x"), std::invalid_argument);
+  EXPECT_THROW(g.emplace_graph(g), std::invalid_argument);
+}
+
+TEST(TaskGraph, AGraphThatContainsItselfIsRefused) {
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGraph outer("outer"), inner("inner");
+  outer.emplace_graph(inner);
+  inner.emplace_graph(outer);
+  EXPECT_THROW((void)outer.run(pool), std::invalid_argument);
+}
+
+TEST(TaskGraph, ChangingItWhileARunIsQueuedOrRunningIsRefused) {
+  weft::test::Watchdog dog("graph change while running");
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGraph g("busy");
+  weft::Event go;
+  weft::GraphNode a = g.emplace([&] { go.wait(); });
+  weft::Future<void> f = g.run(pool);
+  EXPECT_THROW(g.emplace([] {}), std::logic_error);
+  EXPECT_THROW(a.precede(a), std::logic_error);
+  EXPECT_THROW(a.name("late"), std::logic_error);
+  go.set();
+  f.get();
+  EXPECT_NO_THROW(a.name("now"));
+  EXPECT_EQ(g.size(), 1u);
+}
+
+TEST(TaskGraph, AThrowingNodeSkipsWhatHasNotStartedAndTheGraphRunsAgain) {
+  weft::ThreadPool pool(workers(2));
+  weft::TaskGraph g;
+  std::atomic<bool> fail{true};
+  std::atomic<int> after{0};
+  weft::GraphNode a = g.emplace([&] {
+    if (fail.load()) throw std::runtime_error("a failed");
+  });
+  weft::GraphNode b = g.emplace([&] { after.fetch_add(1); });
+  weft::GraphNode c = g.emplace([&] { after.fetch_add(1); });
+  a.precede(b);
+  b.precede(c);
+  try {
+    g.run_n(pool, 10).get();
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "a failed");
+  }
+  EXPECT_EQ(after.load(), 0);
+  fail = false;
+  g.run(pool).get();
+  EXPECT_EQ(after.load(), 2);
+}
+
+TEST(TaskGraph, AStopSkipsTheNodesNotStartedAndTheRunIsCancelled) {
+  weft::test::Watchdog dog("graph stop");
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGraph g;
+  std::stop_source src;
+  std::atomic<int> after{0};
+  weft::GraphNode a = g.emplace([&] { src.request_stop(); });
+  a.precede(g.emplace([&] { after.fetch_add(1); }));
+  EXPECT_THROW(g.run(pool, src.get_token()).get(), weft::cancelled);
+  EXPECT_EQ(after.load(), 0);
+  g.run(pool).get();
+  EXPECT_EQ(after.load(), 1);
+}
+
+TEST(TaskGraph, RunsQueueInCallOrderAndNeverOverlap) {
+  weft::test::Watchdog dog("graph run queue");
+  weft::ThreadPool pool(workers(2));
+  weft::TaskGraph g;
+  std::atomic<int> inside{0}, most{0}, total{0};
+  const auto node = [&] {
+    const int now = inside.fetch_add(1) + 1;
+    int m = most.load();
+    while (now > m && !most.compare_exchange_weak(m, now)) {
+    }
+    std::this_thread::sleep_for(50us);
+    total.fetch_add(1);
+    inside.fetch_sub(1);
+  };
+  // Two parallel nodes per run: at most 2 inside at once, unless runs overlap.
+  g.emplace(node);
+  g.emplace(node);
+  std::vector<weft::Future<void>> runs;
+  for (int i = 0; i < 20; ++i) runs.push_back(g.run(pool));
+  runs.back().wait();
+  for (auto& f : runs) EXPECT_TRUE(f.ready()) << "a later run ended before an earlier one";
+  for (auto& f : runs) f.get();
+  EXPECT_LE(most.load(), 2);
+  EXPECT_EQ(total.load(), 40);
+}
+
+TEST(TaskGraph, AGraphNodeRunsItsGraphOncePerRun) {
+  weft::ThreadPool pool(workers(2));
+  weft::TaskGraph inner("inner"), outer("outer");
+  std::atomic<int> in{0}, before{0}, after{0};
+  inner.emplace([&] { in.fetch_add(1); }).precede(inner.emplace([&] { in.fetch_add(1); }));
+  weft::GraphNode b = outer.emplace([&] { before.fetch_add(1); });
+  weft::GraphNode sub = outer.emplace_graph(inner).name("sub");
+  weft::GraphNode a = outer.emplace([&] {
+    EXPECT_EQ(in.load() % 2, 0) << "after the inner run, not during it";
+    after.fetch_add(1);
+  });
+  b.precede(sub);
+  sub.precede(a);
+  outer.run_n(pool, 5).get();
+  EXPECT_EQ(in.load(), 10);
+  EXPECT_EQ(before.load(), 5);
+  EXPECT_EQ(after.load(), 5);
+}
+
+TEST(TaskGraph, ANodeMayForkOnAOneWorkerPool) {
+  weft::test::Watchdog dog("graph node forks");
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGraph g;
+  std::atomic<long> sum{0};
+  weft::GraphNode a = g.emplace([&] {
+    weft::TaskGroup tg(pool);
+    for (int i = 0; i < 100; ++i) tg.run([&] { sum.fetch_add(1); });
+    tg.wait();
+  });
+  weft::GraphNode b = g.emplace([&] { weft::parallel_for(pool, 0, 1000, [&](int) { sum.fetch_add(1); }); });
+  a.precede(b);
+  g.run(pool).get();
+  EXPECT_EQ(sum.load(), 1100);
+}
+
+TEST(TaskGraph, FormsWithoutAPoolRunOnTheDefaultPool) {
+  weft::TaskGraph g;
+  std::atomic<int> n{0};
+  g.emplace([&] { n.fetch_add(1); });
+  g.run().get();
+  g.run_n(3).get();
+  EXPECT_EQ(n.load(), 4);
+}
+
+TEST(TaskGraph, EmptyGraphsAndZeroRunsAreReadyAtOnce) {
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGraph empty;
+  EXPECT_NO_THROW(empty.run(pool).get());
+  weft::TaskGraph g;
+  std::atomic<int> n{0};
+  g.emplace([&] { n.fetch_add(1); });
+  EXPECT_NO_THROW(g.run_n(pool, 0).get());
+  EXPECT_EQ(n.load(), 0);
+}
+
+TEST(TaskGraph, DestroyingItWaitsForItsQueuedRuns) {
+  weft::test::Watchdog dog("graph destructor");
+  weft::ThreadPool pool(workers(2));
+  std::atomic<int> n{0};
+  {
+    weft::TaskGraph g;
+    g.emplace([&] {
+      std::this_thread::sleep_for(1ms);
+      n.fetch_add(1);
+    });
+    for (int i = 0; i < 5; ++i) (void)g.run(pool);  // futures dropped
+  }
+  EXPECT_EQ(n.load(), 5);
+}
+
+TEST(TaskGraph, DumpWritesDotWithTheNames) {
+  weft::TaskGraph inner("inner");
+  weft::TaskGraph g("frame \"1\"");
+  weft::GraphNode load = g.emplace([] {}).name("load");
+  weft::GraphNode work = g.emplace([] {});
+  weft::GraphNode again = g.emplace_condition([] { return 0; }).name("again");
+  weft::GraphNode sub = g.emplace_graph(inner).name("physics");
+  load.precede(work);
+  work.precede(again);
+  again.precede(load, sub);
+  std::ostringstream os;
+  g.dump(os);
+  EXPECT_EQ(os.str(),
+            "digraph \"frame \\\"1\\\"\" {\n"
+            "  n0 [label=\"load\"];\n"
+            "  n1 [label=\"#1\"];\n"
+            "  n2 [label=\"again\", shape=diamond];\n"
+            "  n3 [label=\"physics [inner]\", shape=box3d];\n"
+            "  n0 -> n1;\n"
+            "  n1 -> n2;\n"
+            "  n2 -> n0 [style=dashed, label=\"0\"];\n"
+            "  n2 -> n3 [style=dashed, label=\"1\"];\n"
+            "}\n");
+}
+
+}  // namespace
