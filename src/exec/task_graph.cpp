@@ -99,11 +99,26 @@ struct GraphState {
     RunTask* done;
   };
 
-  explicit GraphState(std::string n) : name(std::move(n)) {}
+  explicit GraphState(std::string n) : name(std::move(n)) {
+    starter.graph = this;
+    starter.execute = [](TaskNode* t) noexcept { static_cast<Starter*>(t)->graph->start_front(); };
+    starter.discard = [](TaskNode* t) noexcept { static_cast<Starter*>(t)->graph->refused_start(); };
+  }
 
   std::string name;
   std::vector<std::unique_ptr<GraphNodeData>> nodes;
   std::vector<GraphNodeData*> sources;  // laid out by freeze()
+  // The sources as a binary tree of ranges, laid out by freeze(): a run
+  // pushes the root; a range pushes its right half and goes on with its
+  // left until it holds at most kSourceGrain sources, which it runs in
+  // place. Thieves take the big halves; no source is pushed on its own.
+  struct SourceRange : TaskNode {
+    GraphState* graph = nullptr;
+    std::uint32_t lo = 0, hi = 0;
+    std::int32_t left = -1, right = -1;  // indices into `ranges`; -1: a leaf
+  };
+  static constexpr std::uint32_t kSourceGrain = 16;
+  std::vector<SourceRange> ranges;
   bool frozen = false;
 
   mutable std::mutex mu;  // the queue, and the build state against runs
@@ -119,6 +134,11 @@ struct GraphState {
   std::atomic<bool> failed{false};
   std::atomic<bool> skipped{false};
   std::exception_ptr error;  // written once, by the node that set `failed`
+  // Starts the front request on a worker (enqueue from an outside thread).
+  struct Starter : TaskNode {
+    GraphState* graph = nullptr;
+  } starter;
+
 
   std::string who() const { return "weft::TaskGraph" + (name.empty() ? std::string() : " '" + name + "'"); }
 
@@ -130,6 +150,7 @@ struct GraphState {
   void freeze();
   Future<void> enqueue(PoolCore& p, std::stop_token s, std::size_t reps);
   void start_front();
+  void refused_start() noexcept;
   void start_repetition();
   void finish_repetition();
   void fail(std::exception_ptr e) noexcept {
@@ -137,14 +158,20 @@ struct GraphState {
     // after pending's last decrement, which every writer's decrement precedes.
     if (!failed.exchange(true, std::memory_order_acq_rel)) error = std::move(e);
   }
-  void schedule(GraphNodeData* n) noexcept;
+  void schedule(TaskNode* n) noexcept;  // on the running request's pool
+  static void push_to(PoolCore& p, TaskNode* n) noexcept;
   static void execute(TaskNode* t) noexcept;
   static void discard(TaskNode* t) noexcept;
-  GraphNodeData* run_node(GraphNodeData& n);
-  void node_done() noexcept {
-    // acq_rel: release publishes this node's writes (and `error`) to the
-    // thread that ends the run; acquire, for that thread, takes all of them.
-    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) finish_repetition();
+  static void execute_range(TaskNode* t) noexcept;
+  static void discard_range(TaskNode* t) noexcept;
+  void lay_out_ranges();
+  void run_chain(GraphNodeData* n, std::size_t& credit) noexcept;
+  GraphNodeData* run_node(GraphNodeData& n, std::size_t& credit);
+  // Hands back `credit` counts of pending (nodes this thread finished).
+  void release(std::size_t credit) noexcept {
+    // acq_rel: release publishes the finished nodes' writes (and `error`)
+    // to the thread that ends the run; acquire, for that thread, takes all.
+    if (credit != 0 && pending.fetch_sub(credit, std::memory_order_acq_rel) == credit) finish_repetition();
   }
 };
 
@@ -245,7 +272,32 @@ void GraphState::freeze() {
   }
   if (sources.empty() && !nodes.empty())
     throw std::invalid_argument(who() + ": no node can start (every node waits for a condition node)");
+  lay_out_ranges();
   frozen = true;
+}
+
+void GraphState::lay_out_ranges() {
+  ranges.clear();
+  if (sources.empty()) return;
+  ranges.reserve(2 * (sources.size() / kSourceGrain + 1));
+  // Breadth-first: ranges[k]'s children are appended after it.
+  ranges.emplace_back();
+  ranges[0].hi = static_cast<std::uint32_t>(sources.size());
+  for (std::size_t k = 0; k < ranges.size(); ++k) {
+    SourceRange& r = ranges[k];
+    r.graph = this;
+    r.execute = &execute_range;
+    r.discard = &discard_range;
+    if (r.hi - r.lo <= kSourceGrain) continue;
+    const std::uint32_t mid = r.lo + (r.hi - r.lo) / 2;
+    const std::uint32_t lo = r.lo, hi = r.hi;
+    r.left = static_cast<std::int32_t>(ranges.size());
+    r.right = r.left + 1;
+    ranges.emplace_back().lo = lo;  // may reallocate: `r` is not used below
+    ranges.back().hi = mid;
+    ranges.emplace_back().lo = mid;
+    ranges.back().hi = hi;
+  }
 }
 
 Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t reps) {
@@ -267,7 +319,15 @@ Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t rep
     }
   }
   if (task != nullptr) task->fire(task);
-  if (start) start_front();
+  if (start) {
+    if (this_worker().pool == &p) {
+      start_front();
+    } else {
+      // From outside the pool: a worker pushes the sources, into its own
+      // deque (an outside thread would pay an injection push for each).
+      push_to(p, &starter);
+    }
+  }
   return f;
 }
 
@@ -283,6 +343,22 @@ void GraphState::start_front() {
   start_repetition();
 }
 
+// The pool refused the starter (shut down): the front request fails, and
+// so, one after another, do the ones queued behind it.
+void GraphState::refused_start() noexcept {
+  {
+    std::lock_guard lock(mu);
+    current = &queue.front();
+  }
+  pool = current->pool;  // as start_front would have
+  failed.store(false, std::memory_order_relaxed);
+  skipped.store(false, std::memory_order_relaxed);
+  error = nullptr;
+  fail(std::make_exception_ptr(std::runtime_error(who() + ": the run could not be queued (the pool was shut down)")));
+  current->reps = 1;
+  finish_repetition();
+}
+
 void GraphState::start_repetition() {
   // relaxed: the pushes below publish these writes to every node of the run,
   // and the previous run's nodes have all finished (pending reached 0).
@@ -293,15 +369,17 @@ void GraphState::start_repetition() {
   // relaxed: set before any source is pushed (the push publishes it); set to
   // the whole count first so a source that finishes at once cannot end the run.
   pending.store(sources.size(), std::memory_order_relaxed);
-  for (GraphNodeData* n : sources) schedule(n);
+  schedule(&ranges[0]);  // pushed, not run here: finish_repetition() calls this from inside a run
 }
 
-void GraphState::schedule(GraphNodeData* n) noexcept {
+void GraphState::schedule(TaskNode* n) noexcept { push_to(*pool, n); }
+
+void GraphState::push_to(PoolCore& p, TaskNode* n) noexcept {
   // PoolCore::push() fails in two ways (as for continuations): a pool shut
   // down discards the task and throws std::runtime_error; failing to set up
   // this thread's injection deque leaves the task with us.
   try {
-    pool->push(n);
+    p.push(n);
   } catch (const std::bad_alloc&) {
     n->discard(n);
   } catch (const std::system_error&) {
@@ -315,22 +393,48 @@ void GraphState::discard(TaskNode* t) noexcept {
   GraphState& g = *n->graph;
   g.fail(std::make_exception_ptr(std::runtime_error(g.who() + ": node " + describe(*n) +
                                                     " could not be queued (the pool was shut down)")));
-  g.node_done();
+  g.release(1);
 }
 
-// Runs `n`; returns the successor to run next on this thread, if any (it is
-// counted in pending already); pushes the other ready ones.
-GraphNodeData* GraphState::run_node(GraphNodeData& n) {
+void GraphState::discard_range(TaskNode* t) noexcept {
+  auto* r = static_cast<SourceRange*>(t);
+  GraphState& g = *r->graph;
+  g.fail(std::make_exception_ptr(
+      std::runtime_error(g.who() + ": the run could not be queued (the pool was shut down)")));
+  g.release(r->hi - r->lo);  // the range's sources, none of which will run
+}
+
+void GraphState::execute_range(TaskNode* t) noexcept {
+  auto* r = static_cast<SourceRange*>(t);
+  GraphState& g = *r->graph;
+  while (r->left >= 0) {
+    g.schedule(&g.ranges[static_cast<std::size_t>(r->right)]);
+    r = &g.ranges[static_cast<std::size_t>(r->left)];
+  }
+  std::size_t credit = 0;
+  for (std::uint32_t i = r->lo; i < r->hi; ++i) g.run_chain(g.sources[i], credit);
+  g.release(credit);
+}
+
+// Runs `n`; returns the successor to run next on this thread, if any (it
+// takes over n's count in pending); pushes the other ready ones, each paid
+// for with a count from `credit` (nodes this thread finished and has not
+// handed back) or a new one.
+GraphNodeData* GraphState::run_node(GraphNodeData& n, std::size_t& credit) {
   GraphNodeData* next = nullptr;
   const auto ready = [&](GraphNodeData* s) {
-    // relaxed: the node is not shared before the push (or the run) below,
-    // and pending cannot reach 0 before this node's own decrement.
-    pending.fetch_add(1, std::memory_order_relaxed);
     if (next == nullptr) {
       next = s;
-    } else {
-      schedule(s);
+      return;
     }
+    if (credit != 0) {
+      --credit;  // pending already counts it: no atomic
+    } else {
+      // relaxed: pending cannot reach 0 before n's own count goes (to
+      // `next` or to `credit`, handed back later), after this increment.
+      pending.fetch_add(1, std::memory_order_relaxed);
+    }
+    schedule(s);
   };
   switch (n.kind) {
     case GraphNodeKind::condition: {
@@ -359,6 +463,17 @@ GraphNodeData* GraphState::run_node(GraphNodeData& n) {
 void GraphState::execute(TaskNode* t) noexcept {
   auto* n = static_cast<GraphNodeData*>(t);
   GraphState& g = *n->graph;
+  std::size_t credit = 0;
+  g.run_chain(n, credit);
+  g.release(credit);
+}
+
+// Runs `n` and the successors each hands on to this thread. A node that
+// hands on none leaves its count in pending to `credit`: pending stays
+// above 0 while the caller holds it, and the caller hands it back once
+// (release), or spends it on a successor it pushes.
+void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
+  GraphState& g = *this;
   while (n != nullptr) {
     GraphNodeData* next = nullptr;
     // relaxed: a late skip is harmless (the node runs, as it would have a
@@ -371,12 +486,14 @@ void GraphState::execute(TaskNode* t) noexcept {
       // that start after this point.
       n->join.store(n->strong_preds, std::memory_order_relaxed);
       try {
-        next = g.run_node(*n);
+        next = g.run_node(*n, credit);
       } catch (...) {
         g.fail(std::current_exception());
       }
     }
-    g.node_done();
+    // The successor run next takes over this node's count in pending: one
+    // node finishes and one starts, no atomic needed.
+    if (next == nullptr) ++credit;
     n = next;
   }
 }
