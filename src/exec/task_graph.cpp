@@ -4,18 +4,26 @@
 // checks the protocol).
 //
 // A run ("repetition") of the graph at the front of the queue:
-//   start:    every join = its node's strong predecessors; pending = the
-//             number of sources; push the sources.
-//   a node:   unless the run failed or was stopped: reset its own join (a
-//             loop may reach it again), run it, then for each successor
-//             whose join it brings to 0 (or the one a condition picked):
-//             pending + 1, then run it next on this thread (the first) or
-//             push it (the others). Then pending - 1.
-//   pending reaches 0: nothing of the run is queued or running. The thread
-//             that brought it there starts the next repetition, or pops the
-//             request, completes its future and starts the next request.
-// Every node that is pushed or run next was counted in pending before the
-// node that readied it uncounted itself, so pending cannot reach 0 while any
+//   start:    every join = its node's strong predecessors (nodes with one
+//             have no counter: their predecessor readies them directly);
+//             pending = the number of sources; push the root of the sources'
+//             range tree.
+//   a task:   a range pushes its right half and goes on with its left until
+//             it is a leaf, then runs a chain per source; a node task runs
+//             its node's chain. A chain: unless the run failed or was
+//             stopped, run the node, then ready each successor whose join
+//             it brings to 0 (or that it alone precedes, or that a condition
+//             picked): the first runs next on this thread and takes over the
+//             node's count in pending; each other one is paid for from the
+//             task's `credit` or by pending + 1, then pushed. A node with no
+//             successor run next leaves its count as credit + 1. The task
+//             ends with pending - credit.
+//   pending reaches 0: nothing of the run is queued or running, and no
+//             thread holds a count. The thread that brought it there starts
+//             the next repetition, or pops the request, completes its future
+//             and starts the next request.
+// pending = the counted nodes queued or running + the credit threads hold,
+// and a node is counted before it is pushed: it cannot reach 0 while any
 // node of the run may still run.
 #include "weft/exec/task_graph.hpp"
 
@@ -43,20 +51,23 @@ namespace detail {
 
 enum class GraphNodeKind : std::uint8_t { work, condition, graph };
 
+// What a run touches first (the task header, the callable, the successors,
+// the counters), the rest after: a run walks every node, so two cache
+// lines a node instead of three shows at tens of thousands of nodes.
 struct GraphNodeData : TaskNode {
   GraphState* graph = nullptr;
-  std::size_t index = 0;
-  std::string name;
-  GraphNodeKind kind = GraphNodeKind::work;
   std::function<void()> work;
-  std::function<int()> condition;
-  GraphState* sub = nullptr;  // a graph node's graph
   std::vector<GraphNodeData*> succ;
-  std::vector<GraphNodeData*> pred;
   // Laid out by freeze(): predecessors that are not condition nodes.
   std::uint32_t strong_preds = 0;
-  // The run's count of predecessors still to finish.
+  // The run's count of predecessors still to finish (when more than one).
   std::atomic<std::uint32_t> join{0};
+  GraphNodeKind kind = GraphNodeKind::work;
+  // Cold.
+  std::function<int()> condition;
+  GraphState* sub = nullptr;  // a graph node's graph
+  std::size_t index = 0;
+  std::string name;
 };
 
 namespace {
@@ -106,7 +117,7 @@ struct GraphState {
   }
 
   std::string name;
-  std::vector<std::unique_ptr<GraphNodeData>> nodes;
+  std::deque<GraphNodeData> nodes;  // stable addresses, allocated in blocks
   std::vector<GraphNodeData*> sources;  // laid out by freeze()
   // The sources as a binary tree of ranges, laid out by freeze(): a run
   // pushes the root; a range pushes its right half and goes on with its
@@ -121,7 +132,10 @@ struct GraphState {
   std::vector<SourceRange> ranges;
   bool frozen = false;
 
-  mutable std::mutex mu;  // the queue, and the build state against runs
+  std::mutex mu;  // the queue
+  // Whether a run is queued or running: the builders' check. Set when the
+  // queue becomes non-empty, cleared when it drains (both under `mu`).
+  std::atomic<bool> busy{false};
   std::condition_variable drained;
   std::deque<Request> queue;  // the front one is running
   Request* current = nullptr;  // the front, for the thread running it (taken under `mu`)
@@ -142,9 +156,14 @@ struct GraphState {
 
   std::string who() const { return "weft::TaskGraph" + (name.empty() ? std::string() : " '" + name + "'"); }
 
-  // Under `mu`.
+  // The builders take no lock: building is single-threaded like filling a
+  // container, and a run is refused only while it is queued or running.
+  // acquire: pairs with the release that cleared `busy` before the run's
+  // future completed, so a builder after get() sees it clear; a node of the
+  // run, or the thread that called run(), sees it set (set before the push).
   void check_unchanged_by_runs(const char* what) const {
-    if (!queue.empty()) throw std::logic_error(who() + ": " + what + " while a run of the graph is queued or running");
+    if (busy.load(std::memory_order_acquire))
+      throw std::logic_error(who() + ": " + what + " while a run of the graph is queued or running");
   }
 
   void freeze();
@@ -197,16 +216,16 @@ bool reaches(const GraphNodeData* from, const GraphNodeData* to, std::vector<cha
 
 // A cycle among the strong edges (those out of non-condition nodes), as
 // "'a' -> 'b' -> 'a'", or empty.
-std::string strong_cycle(const std::vector<std::unique_ptr<GraphNodeData>>& nodes) {
+std::string strong_cycle(const std::deque<GraphNodeData>& nodes) {
   // 0: unvisited, 1: on the path, 2: done.
   std::vector<char> mark(nodes.size(), 0);
   std::vector<const GraphNodeData*> path;
   std::vector<std::size_t> next;  // per path entry: the successor to try next
-  for (const auto& root : nodes) {
-    if (mark[root->index] != 0) continue;
-    path.assign(1, root.get());
+  for (const GraphNodeData& root : nodes) {
+    if (mark[root.index] != 0) continue;
+    path.assign(1, &root);
     next.assign(1, 0);
-    mark[root->index] = 1;
+    mark[root.index] = 1;
     while (!path.empty()) {
       const GraphNodeData* n = path.back();
       const bool strong = n->kind != GraphNodeKind::condition;
@@ -235,9 +254,9 @@ std::string strong_cycle(const std::vector<std::unique_ptr<GraphNodeData>>& node
 
 // Whether `g` runs `target` through its graph nodes, at any depth.
 bool contains(const GraphState& g, const GraphState* target, std::vector<const GraphState*>& seen) {
-  for (const auto& n : g.nodes) {
-    if (n->kind != GraphNodeKind::graph) continue;
-    const GraphState* s = n->sub;
+  for (const GraphNodeData& n : g.nodes) {
+    if (n.kind != GraphNodeKind::graph) continue;
+    const GraphState* s = n.sub;
     if (s == target) return true;
     if (std::find(seen.begin(), seen.end(), s) != seen.end()) continue;
     seen.push_back(s);
@@ -258,17 +277,27 @@ void GraphState::freeze() {
   std::vector<const GraphState*> seen;
   if (contains(*this, this, seen)) throw std::invalid_argument(who() + ": contains itself (through emplace_graph)");
   sources.clear();
+  // Predecessor counts, and the condition nodes before each node.
+  std::vector<std::vector<const GraphNodeData*>> weak(nodes.size());
+  for (GraphNodeData& n : nodes) n.strong_preds = 0;
+  for (const GraphNodeData& n : nodes) {
+    for (GraphNodeData* s : n.succ) {
+      if (n.kind == GraphNodeKind::condition) {
+        weak[s->index].push_back(&n);
+      } else {
+        ++s->strong_preds;
+      }
+    }
+  }
   std::vector<char> scratch(nodes.size(), 0);
-  for (const auto& n : nodes) {
-    n->strong_preds = static_cast<std::uint32_t>(std::count_if(
-        n->pred.begin(), n->pred.end(), [](const GraphNodeData* p) { return p->kind != GraphNodeKind::condition; }));
-    if (n->strong_preds != 0) continue;
+  for (GraphNodeData& n : nodes) {
+    if (n.strong_preds != 0) continue;
     // No predecessor, or only conditions: a source if every one of those
     // conditions is downstream of it (it heads their loop).
-    const bool heads_its_loops = std::all_of(n->pred.begin(), n->pred.end(), [&](const GraphNodeData* p) {
-      return reaches(n.get(), p, scratch);
-    });
-    if (heads_its_loops) sources.push_back(n.get());
+    const auto& conds = weak[n.index];
+    const bool heads_its_loops = std::all_of(conds.begin(), conds.end(),
+                                             [&](const GraphNodeData* c) { return reaches(&n, c, scratch); });
+    if (heads_its_loops) sources.push_back(&n);
   }
   if (sources.empty() && !nodes.empty())
     throw std::invalid_argument(who() + ": no node can start (every node waits for a condition node)");
@@ -315,6 +344,9 @@ Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t rep
     } else {
       queue.push_back({&p, std::move(s), reps, std::move(outcome), task});
       start = queue.size() == 1;
+      // relaxed: the lock's release and the pushes that start the run
+      // publish it; the builders' acquire pairs with the clearing below.
+      if (start) busy.store(true, std::memory_order_relaxed);
       task = nullptr;
     }
   }
@@ -362,7 +394,8 @@ void GraphState::refused_start() noexcept {
 void GraphState::start_repetition() {
   // relaxed: the pushes below publish these writes to every node of the run,
   // and the previous run's nodes have all finished (pending reached 0).
-  for (const auto& n : nodes) n->join.store(n->strong_preds, std::memory_order_relaxed);
+  for (GraphNodeData& n : nodes)
+    if (n.strong_preds > 1) n.join.store(n.strong_preds, std::memory_order_relaxed);
   failed.store(false, std::memory_order_relaxed);
   skipped.store(false, std::memory_order_relaxed);
   error = nullptr;
@@ -453,9 +486,11 @@ GraphNodeData* GraphState::run_node(GraphNodeData& n, std::size_t& credit) {
       break;
   }
   for (GraphNodeData* s : n.succ) {
+    // A successor with this node as its one strong predecessor is ready
+    // now: no counter to touch (the push, or this thread, orders the rest).
     // acq_rel: release publishes this node's writes to the successor's
     // thread; acquire, for the last predecessor, takes the others' too.
-    if (s->join.fetch_sub(1, std::memory_order_acq_rel) == 1) ready(s);
+    if (s->strong_preds == 1 || s->join.fetch_sub(1, std::memory_order_acq_rel) == 1) ready(s);
   }
   return next;
 }
@@ -484,7 +519,7 @@ void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
       // relaxed: every strong predecessor of this run has finished (that is
       // why it runs), and a loop's next round reaches it only through nodes
       // that start after this point.
-      n->join.store(n->strong_preds, std::memory_order_relaxed);
+      if (n->strong_preds > 1) n->join.store(n->strong_preds, std::memory_order_relaxed);
       try {
         next = g.run_node(*n, credit);
       } catch (...) {
@@ -514,7 +549,12 @@ void GraphState::finish_repetition() {
     queue.pop_front();
     current = nullptr;
     more = !queue.empty();
-    if (!more) drained.notify_all();
+    if (!more) {
+      // release: a builder that sees it clear (after the future below
+      // completed) sees every node of the run finished.
+      busy.store(false, std::memory_order_release);
+      drained.notify_all();
+    }
   }
   // Not a member touched after this point unless `more`: with the queue
   // empty the graph may be destroyed at once.
@@ -551,7 +591,6 @@ std::string dot_quoted(const std::string& s) {
 
 GraphNode& GraphNode::name(std::string name) {
   detail::GraphNodeData& d = node_of(d_, "name");
-  std::lock_guard lock(d.graph->mu);
   d.graph->check_unchanged_by_runs("a node renamed");
   d.name = std::move(name);
   return *this;
@@ -563,7 +602,6 @@ void GraphNode::link(std::initializer_list<GraphNode> nodes, bool reversed) {
   const char* what = reversed ? "succeed" : "precede";
   detail::GraphNodeData& self = node_of(d_, what);
   detail::GraphState& g = *self.graph;
-  std::lock_guard lock(g.mu);
   g.check_unchanged_by_runs("an edge added");
   for (const GraphNode& other : nodes) {
     detail::GraphNodeData& o = node_of(other.d_, what);
@@ -576,7 +614,6 @@ void GraphNode::link(std::initializer_list<GraphNode> nodes, bool reversed) {
     detail::GraphNodeData& from = reversed ? *other.d_ : self;
     detail::GraphNodeData& to = reversed ? self : *other.d_;
     from.succ.push_back(&to);
-    to.pred.push_back(&from);
   }
   g.frozen = false;
 }
@@ -592,20 +629,18 @@ namespace {
 
 detail::GraphNodeData* add(detail::GraphState& g, detail::GraphNodeKind kind, std::function<void()> work,
               std::function<int()> condition, detail::GraphState* sub) {
-  std::lock_guard lock(g.mu);
   g.check_unchanged_by_runs("a node added");
-  auto n = std::make_unique<detail::GraphNodeData>();
-  n->execute = &detail::GraphState::execute;
-  n->discard = &detail::GraphState::discard;
-  n->graph = &g;
-  n->index = g.nodes.size();
-  n->kind = kind;
-  n->work = std::move(work);
-  n->condition = std::move(condition);
-  n->sub = sub;
-  g.nodes.push_back(std::move(n));
+  detail::GraphNodeData& n = g.nodes.emplace_back();
+  n.execute = &detail::GraphState::execute;
+  n.discard = &detail::GraphState::discard;
+  n.graph = &g;
+  n.index = g.nodes.size() - 1;
+  n.kind = kind;
+  n.work = std::move(work);
+  n.condition = std::move(condition);
+  n.sub = sub;
   g.frozen = false;
-  return g.nodes.back().get();
+  return &n;
 }
 
 }  // namespace
@@ -636,20 +671,18 @@ Future<void> TaskGraph::run(std::stop_token stop) { return run(default_pool(), s
 Future<void> TaskGraph::run_n(std::size_t n, std::stop_token stop) { return run_n(default_pool(), n, std::move(stop)); }
 
 std::size_t TaskGraph::size() const {
-  std::lock_guard lock(s_->mu);
   return s_->nodes.size();
 }
 
 const std::string& TaskGraph::name() const noexcept { return s_->name; }
 
 void TaskGraph::dump(std::ostream& os) const {
-  std::lock_guard lock(s_->mu);
   const auto id = [](const detail::GraphNodeData& n) { return detail::tagged('n', n.index); };
   os << "digraph " << dot_quoted(s_->name.empty() ? "weft::TaskGraph" : s_->name) << " {\n";
-  for (const auto& n : s_->nodes) {
-    const std::string label = n->name.empty() ? detail::tagged('#', n->index) : n->name;
-    os << "  " << id(*n) << " [label=";
-    switch (n->kind) {
+  for (const detail::GraphNodeData& n : s_->nodes) {
+    const std::string label = n.name.empty() ? detail::tagged('#', n.index) : n.name;
+    os << "  " << id(n) << " [label=";
+    switch (n.kind) {
       case detail::GraphNodeKind::work:
         os << dot_quoted(label);
         break;
@@ -657,15 +690,15 @@ void TaskGraph::dump(std::ostream& os) const {
         os << dot_quoted(label) << ", shape=diamond";
         break;
       case detail::GraphNodeKind::graph:
-        os << dot_quoted(label + " [" + (n->sub->name.empty() ? "graph" : n->sub->name) + "]") << ", shape=box3d";
+        os << dot_quoted(label + " [" + (n.sub->name.empty() ? "graph" : n.sub->name) + "]") << ", shape=box3d";
         break;
     }
     os << "];\n";
   }
-  for (const auto& n : s_->nodes) {
-    for (std::size_t i = 0; i < n->succ.size(); ++i) {
-      os << "  " << id(*n) << " -> " << id(*n->succ[i]);
-      if (n->kind == detail::GraphNodeKind::condition) os << " [style=dashed, label=\"" << i << "\"]";
+  for (const detail::GraphNodeData& n : s_->nodes) {
+    for (std::size_t i = 0; i < n.succ.size(); ++i) {
+      os << "  " << id(n) << " -> " << id(*n.succ[i]);
+      if (n.kind == detail::GraphNodeKind::condition) os << " [style=dashed, label=\"" << i << "\"]";
       os << ";\n";
     }
   }

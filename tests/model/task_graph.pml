@@ -1,42 +1,54 @@
 /* TaskGraph's runs (src/exec/task_graph.cpp), checked with spin: the
- * per-run join counters, the pending count that ends a run, and the queue
- * of runs of one graph.
+ * per-run join counters, the pending count that ends a run (with the
+ * counts a thread hands on to the successor it runs next and keeps as
+ * credit), and the queue of runs of one graph.
  *
- * Model: the diamond A -> {B, C} -> D (nodes 0..3), W workers taking ready
- * nodes from one bag (the pool: any worker may take any queued node; the
- * code's "run the first ready successor on this thread" is one of the
- * interleavings where the same worker takes it), and RUNS callers that each
- * queue one run of REPS repetitions. Each load, store and read-modify-write
- * is one step; the code's acq_rel RMWs on join and pending, and the pool's
- * push/pop, order the plain data as an interleaving model assumes.
+ * Model: the graph S1 -> C, S2 -> {B, C}, {B, C} -> A (nodes 0..4: S1, S2,
+ * A, B, C). S1 and S2 are the sources: a run pushes one range task holding
+ * both, as the code's tree of source ranges does for a leaf. A and C have
+ * two strong predecessors each (join counters); B has one (ready at once,
+ * no counter). S2 hands B on to its own thread and pays for C with the
+ * credit S1 left, so B and C can finish on two threads at once and race on
+ * A's counter. W workers take tasks from one bag (the pool: any worker may
+ * take any queued task), RUNS callers each queue one run of REPS
+ * repetitions. Each load, store and read-modify-write is one step; the
+ * code's acq_rel RMWs on join and pending, and the pool's push/pop, order
+ * the plain data as an interleaving model assumes.
  *
  *   caller:   under the graph's mutex, append the request; the caller that
  *             found the queue empty starts the run (start_repetition).
- *   start_repetition: every join = its node's strong predecessors, pending =
- *             the sources (1: A), push A.
- *   worker:   take a node; reset its own join; run it (here: check that
- *             each predecessor finished in this repetition and that the node
- *             has not run in it yet, then record it); for each successor,
- *             decrement its join in one RMW, and if that brought it to 0,
- *             pending + 1, then push it; then pending - 1 in one RMW, and if
- *             that brought it to 0, finish.
+ *   start_repetition: A's join = 2, pending = 2 (the sources), push the
+ *             range task.
+ *   a task:   runs a chain per node it holds (the range: S1's, then S2's;
+ *             a node task: its node's), with one `credit` for the task:
+ *             - run the node (here: check that each predecessor finished in
+ *               this repetition and that the node has not run in it, then
+ *               record it);
+ *             - for each successor it readies (A: decrement its join in one
+ *               RMW, ready if that brought it to 0; B and C: ready at once):
+ *               the first becomes `next`, run after it on this thread, and
+ *               takes over the node's count; each other one is paid for from
+ *               credit if credit > 0, else by pending + 1, then pushed;
+ *             - a node with no `next` leaves its count as credit + 1.
+ *             At the task's end: pending - credit in one RMW; if that
+ *             brought it to 0, finish.
  *   finish:   the thread that brought pending to 0: another repetition of
  *             the same request, or (under the mutex) pop the request,
  *             complete its future, and start the next request if any.
  *
  * Checked: within each repetition every node runs exactly once and only
  * after all its predecessors finished in that repetition (so repetitions and
- * runs never overlap); a run completes only after its last node; at the end
- * (every process blocked) all RUNS x REPS repetitions completed and every
- * node ran in each.
+ * runs never overlap); a repetition ends only after all its nodes ran; at
+ * the end (every process blocked) all RUNS x REPS repetitions completed and
+ * every node ran in each.
  *
- * -DBROKEN: a node counts itself out of pending before it readies its
- * successors; pending reaches 0 while a successor is still to be pushed, and
- * the run completes early (spin finds a completed run without D, or a next
- * repetition overlapping the last one).
- * -DBROKEN_JOIN: the successor's join is decremented and then read in two
- * steps (a relaxed load after the decrement instead of fetch_sub's result):
- * both of D's predecessors can read 0, and D is pushed twice.
+ * -DBROKEN: a pushed successor is not paid for (neither from credit nor by
+ * pending + 1); pending reaches 0 while it is still queued, and the run ends
+ * early (spin finds a repetition ended without all its nodes, or the next
+ * one overlapping it).
+ * -DBROKEN_JOIN: a join is decremented and then read in two steps (a load
+ * after the decrement instead of fetch_sub's result): both of A's
+ * predecessors can read 0, and A runs twice.
  */
 #ifndef W
 #define W 2
@@ -47,10 +59,10 @@
 #ifndef REPS
 #define REPS 2
 #endif
-#define N 4
+#define N 5
+#define RANGE 9  /* the task that holds both sources */
 
-byte strong[N];
-byte join[N];
+byte join[N];      /* A's and C's join counters */
 byte pending;
 byte rep;          /* the repetition now running: 1, 2, ... */
 byte queued;       /* requests queued; the front one is running */
@@ -59,19 +71,17 @@ byte finished[N];  /* the repetition each node last finished in */
 byte runs_of[N];   /* how many times each node ran */
 byte completed;    /* requests whose future completed */
 bool mu;           /* the graph's mutex */
-chan ready = [N * 2] of { byte };
+chan bag = [N + 2] of { byte };
 
 inline lock() { atomic { !mu -> mu = true } }
 inline unlock() { mu = false }
 
 inline start_repetition() {
-  join[0] = strong[0];
-  join[1] = strong[1];
-  join[2] = strong[2];
-  join[3] = strong[3];
+  join[2] = 2;
+  join[4] = 2;
   rep++;
-  pending = 1;
-  ready!0
+  pending = 2;
+  bag!RANGE
 }
 
 inline start_front() {
@@ -79,30 +89,70 @@ inline start_front() {
   start_repetition()
 }
 
-inline ready_succ(s) {
+/* A successor `s` is ready: it becomes next, or is paid for and pushed. */
+inline ready(s) {
+  if
+  :: next == 255 -> next = s
+  :: else ->
+#ifndef BROKEN
+     if
+     :: credit > 0 -> credit--
+     :: else -> pending++
+     fi;
+#endif
+     bag!s
+  fi
+}
+
+/* A successor `s` with two predecessors: ready when its join reaches 0. */
+inline ready_join(s) {
 #ifdef BROKEN_JOIN
   join[s]--;
   last = (join[s] == 0);
 #else
-  atomic { join[s]--; last = (join[s] == 0) }
+  atomic { join[s]--; last = (join[s] == 0) };
 #endif
   if
-  :: last -> pending++; ready!s
+  :: last -> ready(s)
   :: else -> skip
   fi
 }
 
-inline ready_successors(n) {
-  if
-  :: n == 0 -> ready_succ(1); ready_succ(2)
-  :: n == 1 || n == 2 -> ready_succ(3)
-  :: else -> skip
-  fi
+/* Runs node n and the nodes handed on to this thread after it. */
+inline run_chain(first) {
+  n = first;
+  do
+  :: n == 255 -> break
+  :: else ->
+     r = rep;
+     if
+     :: n == 2 -> assert(finished[3] == r && finished[4] == r)
+     :: n == 3 -> assert(finished[1] == r)
+     :: n == 4 -> assert(finished[0] == r && finished[1] == r)
+     :: else -> skip
+     fi;
+     assert(finished[n] != r);
+     finished[n] = r;
+     runs_of[n]++;
+     next = 255;
+     if
+     :: n == 0 -> ready_join(4)
+     :: n == 1 -> ready(3); ready_join(4)
+     :: n == 3 || n == 4 -> ready_join(2)
+     :: else -> skip
+     fi;
+     if
+     :: next == 255 -> credit++
+     :: else -> skip
+     fi;
+     n = next
+  od
 }
 
 inline finish() {
-  /* the repetition is whole: its last node (D) ran in it */
-  assert(finished[3] == rep);
+  /* the repetition is whole: every node ran in it */
+  assert(finished[0] == rep && finished[1] == rep && finished[2] == rep && finished[3] == rep &&
+         finished[4] == rep);
   reps_left--;
   if
   :: reps_left > 0 -> start_repetition()
@@ -119,8 +169,9 @@ inline finish() {
   fi
 }
 
-inline node_done() {
-  atomic { pending--; zero = (pending == 0) };
+inline release() {
+  atomic { pending = pending - credit; zero = (credit > 0 && pending == 0) };
+  credit = 0;
   if
   :: zero -> finish()
   :: else -> skip
@@ -128,29 +179,17 @@ inline node_done() {
 }
 
 proctype worker() {
-  byte n, r;
+  byte t, n, next, r, credit;
   bool last, zero, more;
 end:
   do
-  :: ready?n ->
-     r = rep;
-     /* the node's predecessors finished in this repetition, and it has not */
+  :: bag?t ->
+     credit = 0;
      if
-     :: n == 1 || n == 2 -> assert(finished[0] == r)
-     :: n == 3 -> assert(finished[1] == r && finished[2] == r)
-     :: else -> skip
+     :: t == RANGE -> run_chain(0); run_chain(1)
+     :: else -> run_chain(t)
      fi;
-     assert(finished[n] != r);
-     join[n] = strong[n];
-     finished[n] = r;
-     runs_of[n]++;
-#ifdef BROKEN
-     node_done();
-     ready_successors(n);
-#else
-     ready_successors(n);
-     node_done();
-#endif
+     release()
   od
 }
 
@@ -168,16 +207,11 @@ proctype caller() {
 
 init {
   byte i;
-  strong[0] = 0;
-  strong[1] = 1;
-  strong[2] = 1;
-  strong[3] = 2;
   atomic {
     for (i : 1 .. W) { run worker() }
     for (i : 1 .. RUNS) { run caller() }
   }
   timeout ->
   assert(completed == RUNS && queued == 0);
-  assert(runs_of[0] == RUNS * REPS && runs_of[1] == RUNS * REPS && runs_of[2] == RUNS * REPS &&
-         runs_of[3] == RUNS * REPS)
+  for (i : 0 .. N - 1) { assert(runs_of[i] == RUNS * REPS) }
 }

@@ -49,10 +49,11 @@
 ///
 /// Runs of one graph never overlap: run() called while another run is queued
 /// or running queues behind it and starts when it ends, in call order.
-/// Different graphs run concurrently on one pool. Changing a graph (emplace,
-/// precede, succeed, name) while a run of it is queued or running throws
-/// std::logic_error naming it; the destructor waits for the graph's queued
-/// runs to end. The pool must outlive the runs it was given.
+/// Different graphs run concurrently on one pool. Building a graph is not
+/// thread-safe (one thread builds it, as one fills a container); changing
+/// it (emplace, precede, succeed, name) while a run of it is queued or
+/// running throws std::logic_error naming it; the destructor waits for the
+/// graph's queued runs to end. The pool must outlive the runs it was given.
 /// The run's future is an ordinary Future<void>: cancel() on it drops the
 /// notification, not the run (use a stop token to stop a run).
 ///
