@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -175,11 +176,17 @@ TEST(Registry, EveryExperimentHasSizesForEveryLevelAndIsASubcommand) {
     EXPECT_EQ(help.status, 0) << name << "\n" << help;
     EXPECT_NE(help.out.find(e.at("summary").get<std::string>()), std::string::npos) << name << "\n" << help;
   }
-  const std::vector<std::string> page{"topo", "ring", "c2c",  "tasks", "smt",  "alloc", "io",
-                                      "spin", "fib",  "pfor", "algo",  "coro", "idle", "scale"};
+  // The topology first, then every registered experiment by its page place.
+  std::vector<const xp::Experiment*> by_page;
+  for (const xp::Experiment& e : xp::experiments()) by_page.push_back(&e);
+  std::stable_sort(by_page.begin(), by_page.end(),
+                   [](const xp::Experiment* a, const xp::Experiment* b) { return a->page() < b->page(); });
+  std::vector<std::string> page{xp::kTopo.name};
+  for (const xp::Experiment* e : by_page) page.push_back(e->name());
   std::vector<std::string> order;
   for (const auto& e : reg) order.push_back(e.at("name"));
   EXPECT_EQ(order, page);
+  EXPECT_GE(order.size(), 15u) << "every experiment of this build is registered";
 }
 
 TEST(Registry, ReportFollowsTheRegistryAndExportsIt) {

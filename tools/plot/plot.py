@@ -551,15 +551,27 @@ def plot_bars(results, name, metric, title):
         raise Skip(f"no measured {metric} rows in {name}")
     # One cluster per combination of the qualifiers that vary among the rows
     # (a fib run with a cutoff has two ms rows per variant and worker count).
-    quals = [q for q in ("workload", "granularity", "mode", "cutoff", "threads")
-             if len(ordered(r.get(q) for r in rs)) > 1] or ["threads"]
+    # A row without a worker count (a variant with no pool: serial) stands
+    # in every worker count's cluster, not in one of its own.
+    pooled = [r for r in rs if "threads" in r]
+    workers = ordered(r["threads"] for r in pooled)
+    quals = [q for q in ("workload", "granularity", "mode", "cutoff")
+             if len(ordered(r.get(q) for r in rs)) > 1]
+    if len(workers) > 1 or not quals:
+        quals.append("threads")
 
-    def group_of(r):
-        return ", ".join(str(r.get(q)) for q in quals)
+    def group_of(r, threads=None):
+        return ", ".join(str(r.get(q, threads) if q == "threads" else r.get(q)) for q in quals)
 
-    groups = ordered(group_of(r) for r in rs)
+    by = {}
+    for r in rs:
+        if "threads" in quals and "threads" not in r:
+            for t in workers or [None]:
+                by[(group_of(r, t), r["variant"])] = r
+        else:
+            by[(group_of(r), r["variant"])] = r
+    groups = ordered(g for g, _ in by)
     series = ordered(r["variant"] for r in rs)
-    by = {(group_of(r), r["variant"]): r for r in rs}
     fig, (ax,) = new_figure()
     medians = [r["median"] for r in rs if r["median"] > 0]
     log = bool(medians) and max(medians) > 100 * min(medians)
