@@ -8,6 +8,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -185,6 +186,10 @@ inline void trace_event_at(Worker& w, std::int64_t ns, TraceKind kind, std::int3
   if (w.trace) [[unlikely]]
     w.trace->record(kind, ns, peer, ring);
 }
+
+// A label for task_start events (trace_label() gives the text back); the
+// same text gets the same label for the process's life.
+std::int32_t intern_trace_label(const std::string& text);
 
 // The clock is read only when the pool traces.
 inline void trace_event(Worker& w, TraceKind kind, std::int32_t peer = -1, StealRing ring = StealRing::smt) noexcept {

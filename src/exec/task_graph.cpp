@@ -63,6 +63,7 @@ struct GraphNodeData : TaskNode {
   // The run's count of predecessors still to finish (when more than one).
   std::atomic<std::uint32_t> join{0};
   GraphNodeKind kind = GraphNodeKind::work;
+  std::int32_t label = -1;  // the name's trace label (freeze()), -1 unnamed
   // Cold.
   std::function<int()> condition;
   GraphState* sub = nullptr;  // a graph node's graph
@@ -279,7 +280,10 @@ void GraphState::freeze() {
   sources.clear();
   // Predecessor counts, and the condition nodes before each node.
   std::vector<std::vector<const GraphNodeData*>> weak(nodes.size());
-  for (GraphNodeData& n : nodes) n.strong_preds = 0;
+  for (GraphNodeData& n : nodes) {
+    n.strong_preds = 0;
+    n.label = n.name.empty() ? -1 : intern_trace_label(n.name);
+  }
   for (const GraphNodeData& n : nodes) {
     for (GraphNodeData* s : n.succ) {
       if (n.kind == GraphNodeKind::condition) {
@@ -509,6 +513,12 @@ void GraphState::execute(TaskNode* t) noexcept {
 // (release), or spends it on a successor it pushes.
 void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
   GraphState& g = *this;
+  // A named node is its own task in a trace (nested in the pool's task that
+  // ran it, as a chain runs several nodes in one).
+  Worker* const traced = [] {
+    Worker* w = this_worker().worker;
+    return w != nullptr && w->trace ? w : nullptr;
+  }();
   while (n != nullptr) {
     GraphNodeData* next = nullptr;
     // relaxed: a late skip is harmless (the node runs, as it would have a
@@ -520,11 +530,14 @@ void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
       // why it runs), and a loop's next round reaches it only through nodes
       // that start after this point.
       if (n->strong_preds > 1) n->join.store(n->strong_preds, std::memory_order_relaxed);
+      const bool labelled = traced != nullptr && n->label >= 0;
+      if (labelled) trace_event(*traced, TraceKind::task_start, n->label);
       try {
         next = g.run_node(*n, credit);
       } catch (...) {
         g.fail(std::current_exception());
       }
+      if (labelled) trace_event(*traced, TraceKind::task_end);
     }
     // The successor run next takes over this node's count in pending: one
     // node finishes and one starts, no atomic needed.
@@ -593,6 +606,7 @@ GraphNode& GraphNode::name(std::string name) {
   detail::GraphNodeData& d = node_of(d_, "name");
   d.graph->check_unchanged_by_runs("a node renamed");
   d.name = std::move(name);
+  d.graph->frozen = false;  // its trace label is taken again
   return *this;
 }
 

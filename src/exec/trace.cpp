@@ -12,12 +12,28 @@
 #include <string>
 #include <system_error>
 #include <unistd.h>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "pool_core.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
 namespace {
+
+// The labels task_start events carry: interned once per distinct text for
+// the process's life (a trace may be written after the graph that named
+// its tasks is gone), looked up by index.
+struct Labels {
+  std::mutex mu;
+  std::vector<std::string> texts;
+  std::unordered_map<std::string, std::int32_t> ids;
+};
+Labels& labels() {
+  static Labels* l = new Labels;  // never destroyed: traces are written at exit
+  return *l;
+}
 
 // "12.345": microseconds with nanosecond digits, in integers (a double
 // would lose them after a few hours of steady_clock).
@@ -67,22 +83,45 @@ class JsonEvents {
   bool first_ = true;
 };
 
+// A label's text as a JSON string's content.
+std::string json_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (u < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 void write_worker(JsonEvents& json, std::uint64_t pid, const WorkerTrace& w, std::int64_t origin) {
   json.begin("M", "thread_name", pid, w.index) << R"(,"args":{"name":"worker )" << w.index << R"(","dropped":)"
                                                << w.dropped << "}}";
-  std::vector<std::int64_t> running;  // start times of the tasks open on this worker, innermost last
+  // The tasks open on this worker, innermost last: start time and label.
+  std::vector<std::pair<std::int64_t, std::int32_t>> running;
   for (const TraceEvent& e : w.events) {
     const std::int64_t ts = e.ns - origin;
     switch (e.kind) {
       case TraceKind::task_start:
-        running.push_back(ts);
+        running.emplace_back(ts, e.peer);
         break;
-      case TraceKind::task_end:
+      case TraceKind::task_end: {
         if (running.empty()) break;  // its start was overwritten
-        json.begin("X", "task", pid, w.index) << R"(,"ts":)" << micros(running.back()) << R"(,"dur":)"
-                                              << micros(ts - running.back()) << "}";
+        const auto [start, label] = running.back();
+        const std::string name = label < 0 ? "task" : json_escaped(trace_label(label));
+        json.begin("X", name.c_str(), pid, w.index) << R"(,"ts":)" << micros(start) << R"(,"dur":)"
+                                                    << micros(ts - start) << "}";
         running.pop_back();
         break;
+      }
       case TraceKind::steal: {
         std::ostream& o = json.begin("i", "steal", pid, w.index)
                           << R"(,"s":"t","ts":)" << micros(ts) << R"(,"args":{"from":")";
@@ -103,6 +142,25 @@ void write_worker(JsonEvents& json, std::uint64_t pid, const WorkerTrace& w, std
 }
 
 }  // namespace
+
+std::string trace_label(std::int32_t label) {
+  Labels& l = labels();
+  std::lock_guard lock(l.mu);
+  if (label < 0 || static_cast<std::size_t>(label) >= l.texts.size()) return {};
+  return l.texts[static_cast<std::size_t>(label)];
+}
+
+namespace detail {
+
+std::int32_t intern_trace_label(const std::string& text) {
+  Labels& l = labels();
+  std::lock_guard lock(l.mu);
+  const auto [it, added] = l.ids.try_emplace(text, static_cast<std::int32_t>(l.texts.size()));
+  if (added) l.texts.push_back(text);
+  return it->second;
+}
+
+}  // namespace detail
 
 void write_chrome_trace(std::ostream& out, const std::vector<PoolTrace>& pools) {
   std::int64_t origin = std::numeric_limits<std::int64_t>::max();

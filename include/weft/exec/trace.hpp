@@ -63,7 +63,10 @@ enum class TraceKind : std::uint8_t {
 struct TraceEvent {
   std::int64_t ns = 0;  ///< steady_clock::now(), in nanoseconds since its epoch
   TraceKind kind = TraceKind::task_start;  ///< what happened
-  std::int32_t peer = -1;           ///< steal: the victim worker, -1 an outside thread's deque
+  /// steal: the victim worker, -1 an outside thread's deque; task_start:
+  /// the task's label (trace_label() gives its text; a TaskGraph node's
+  /// name), -1 none
+  std::int32_t peer = -1;
   StealRing ring = StealRing::smt;  ///< steal from a worker: how far it was
 };
 
@@ -88,8 +91,13 @@ inline constexpr std::size_t kDefaultTraceCapacity = std::size_t{1} << 15;
 /// is std::invalid_argument.
 inline constexpr std::size_t kMaxTraceCapacity = std::size_t{1} << 26;
 
+/// The text of a task_start event's label (TraceEvent::peer); empty for -1
+/// or an unknown label.
+std::string trace_label(std::int32_t label);
+
 /// Writes Chrome trace-event JSON: each pool a process ("weft pool N"), each
-/// worker a thread ("worker I"), each task run a complete ("X") event,
+/// worker a thread ("worker I"), each task run a complete ("X") event named
+/// by its label ("task" without one),
 /// steals, parks and wake-ups instant ("i") events; times in microseconds
 /// since the earliest event written. A task whose start was overwritten, or
 /// that was still running when the trace was taken, is left out.

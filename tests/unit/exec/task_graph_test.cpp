@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <stop_token>
@@ -19,6 +20,7 @@
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
+#include "weft/exec/trace.hpp"
 #include "weft/sync/event.hpp"
 
 namespace {
@@ -318,6 +320,40 @@ TEST(TaskGraph, DestroyingItWaitsForItsQueuedRuns) {
     for (int i = 0; i < 5; ++i) (void)g.run(pool);  // futures dropped
   }
   EXPECT_EQ(n.load(), 5);
+}
+
+TEST(TaskGraph, NamedNodesAreTasksOfTheirOwnInATrace) {
+  weft::PoolOptions o = workers(2);
+  o.trace_capacity = 1024;
+  weft::ThreadPool pool(o);
+  weft::TaskGraph g;
+  weft::GraphNode a = g.emplace([] {}).name("load \"frame\"");
+  weft::GraphNode b = g.emplace([] {});  // unnamed: inside its pool task, no event of its own
+  weft::GraphNode c = g.emplace([] {}).name("draw");
+  a.precede(b);
+  b.precede(c);
+  g.run_n(pool, 3).get();
+  pool.wait_idle();
+  std::map<std::string, int> starts;
+  int unlabelled = 0;
+  for (const weft::WorkerTrace& w : pool.trace().workers)
+    for (const weft::TraceEvent& e : w.events)
+      if (e.kind == weft::TraceKind::task_start) {
+        if (e.peer < 0) {
+          ++unlabelled;
+        } else {
+          ++starts[weft::trace_label(e.peer)];
+        }
+      }
+  EXPECT_EQ(starts["load \"frame\""], 3);
+  EXPECT_EQ(starts["draw"], 3);
+  EXPECT_EQ(starts.size(), 2u);
+  EXPECT_GE(unlabelled, 3) << "the pool's own task events are still there";
+  EXPECT_EQ(weft::trace_label(-1), "");
+  std::ostringstream json;
+  weft::write_chrome_trace(json, {pool.trace()});
+  EXPECT_NE(json.str().find(R"("name":"load \"frame\"")"), std::string::npos) << json.str().substr(0, 2000);
+  EXPECT_NE(json.str().find(R"("name":"draw")"), std::string::npos);
 }
 
 TEST(TaskGraph, DumpWritesDotWithTheNames) {
