@@ -395,7 +395,7 @@ const Register<GraphParams> reg{{
     .title = "Task graphs: build once, run many times",
     .summary = "Task graphs (chain, tree, wavefront, level graph, independent nodes): weft::TaskGraph against "
                "oneTBB's flow graph and OpenMP task dependences, built and run once and re-run",
-    .seconds = {2, 8, 25},
+    .seconds = {3, 13, 60},
     .options = {integer("--nodes", &GraphParams::nodes, "Nodes per workload's graph (about)", 1, 10'000'000),
                 integer("--reruns", &GraphParams::reruns, "Re-runs timed per sample", 1, 100'000),
                 names("--workload", &GraphParams::workloads, "Workloads", "workload", graph_workloads),

@@ -18,7 +18,15 @@
 /// A run allocates nothing per node: each node's join counter and successor
 /// list are laid out when the graph is built, and a run only resets the
 /// counters. A node's first ready successor runs on the same thread right
-/// after it (no queue round trip); the others are queued.
+/// after it (no queue round trip), in the same pool task; the others are
+/// queued. The sources are queued as a tree of ranges that thieves split.
+/// In a trace (weft/exec/trace.hpp) a named node is a task of its own,
+/// labelled with its name.
+///
+/// Waiting: run(pool).get() on one of the pool's workers (or on a thread in
+/// its seat, as the blocking algorithms take it) runs the graph's nodes
+/// while it waits; on any other thread it sleeps until the run ends, as any
+/// Future's get() does.
 ///
 /// Conditions. emplace_condition(f) makes a node whose f returns the index
 /// of the one successor that runs next (in the order precede() added them);
