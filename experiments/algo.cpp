@@ -865,15 +865,9 @@ nlohmann::json goal_ratios(const Result& r, const AlgoParams& p, const std::vect
 
 }  // namespace
 
-const std::vector<std::string>& algo_variants() {
-  static const std::vector<std::string> names = harness::variant_names(kVariants);
-  return names;
-}
+const std::vector<std::string>& algo_variants() { return harness::names_of<kVariants>(); }
 
-const std::vector<std::string>& algo_workloads() {
-  static const std::vector<std::string> names = harness::variant_names(kWorkloads);
-  return names;
-}
+const std::vector<std::string>& algo_workloads() { return harness::names_of<kWorkloads>(); }
 
 Result run_algo(const AlgoParams& p) {
   const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;

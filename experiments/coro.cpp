@@ -607,10 +607,7 @@ const std::vector<std::string>& coro_variants() {
   return names;
 }
 
-const std::vector<std::string>& coro_workloads() {
-  static const std::vector<std::string> names = harness::variant_names(kWorkloads);
-  return names;
-}
+const std::vector<std::string>& coro_workloads() { return harness::names_of<kWorkloads>(); }
 
 Result run_coro(const CoroParams& p) {
   const harness::PlanOptions plan{p.reps, true};

@@ -78,10 +78,7 @@ const std::array<harness::Variant<RunFn>, 4> kVariants{{
 
 }  // namespace
 
-const std::vector<std::string>& fib_variants() {
-  static const std::vector<std::string> names = harness::variant_names(kVariants);
-  return names;
-}
+const std::vector<std::string>& fib_variants() { return harness::names_of<kVariants>(); }
 
 std::int64_t fib_spawns(int n, int cutoff) {
   if (!spawns(n, cutoff)) return 0;

@@ -291,15 +291,9 @@ nlohmann::json goal_ratios(const Result& r, const GraphParams& p, const std::vec
 
 }  // namespace
 
-const std::vector<std::string>& graph_variants() {
-  static const std::vector<std::string> names = harness::variant_names(kVariants);
-  return names;
-}
+const std::vector<std::string>& graph_variants() { return harness::names_of<kVariants>(); }
 
-const std::vector<std::string>& graph_workloads() {
-  static const std::vector<std::string> names = harness::variant_names(kWorkloads);
-  return names;
-}
+const std::vector<std::string>& graph_workloads() { return harness::names_of<kWorkloads>(); }
 
 GraphShape graph_shape(const std::string& workload, int nodes) {
   for (const Workload& w : kWorkloads)

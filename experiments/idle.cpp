@@ -216,10 +216,7 @@ int run_idle_child(const std::string& spec) {
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
 
-const std::vector<std::string>& idle_variants() {
-  static const std::vector<std::string> names = harness::variant_names(kVariants);
-  return names;
-}
+const std::vector<std::string>& idle_variants() { return harness::names_of<kVariants>(); }
 
 Result run_idle(const IdleParams& p) {
   const int workers = p.workers > 0 ? p.workers : available_parallelism();

@@ -133,10 +133,7 @@ const std::array<harness::Variant<RunFn>, 6> kVariants{{
 
 }  // namespace
 
-const std::vector<std::string>& pfor_variants() {
-  static const std::vector<std::string> names = harness::variant_names(kVariants);
-  return names;
-}
+const std::vector<std::string>& pfor_variants() { return harness::names_of<kVariants>(); }
 
 Result run_pfor(const PforParams& p) {
   const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;

@@ -202,10 +202,7 @@ constexpr std::array<FlagVariant, 7> kFlags{{
 
 }  // namespace
 
-const std::vector<std::string>& ring_flags() {
-  static const std::vector<std::string> names = harness::variant_names(kFlags);
-  return names;
-}
+const std::vector<std::string>& ring_flags() { return harness::names_of<kFlags>(); }
 
 Result run_ring(const RingParams& p) {
   Result r;

@@ -417,15 +417,9 @@ nlohmann::json goal_ratios(const Result& r, const ScaleParams& p, const std::vec
 
 }  // namespace
 
-const std::vector<std::string>& scale_variants() {
-  static const std::vector<std::string> names = harness::variant_names(kVariants);
-  return names;
-}
+const std::vector<std::string>& scale_variants() { return harness::names_of<kVariants>(); }
 
-const std::vector<std::string>& scale_workloads() {
-  static const std::vector<std::string> names = harness::variant_names(kWorkloads);
-  return names;
-}
+const std::vector<std::string>& scale_workloads() { return harness::names_of<kWorkloads>(); }
 
 const std::vector<std::string>& scale_default_workloads() {
   static const std::vector<std::string> names = [] {

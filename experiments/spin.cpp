@@ -352,10 +352,7 @@ std::string seconds_text(double s) {
 
 }  // namespace
 
-const std::vector<std::string>& spin_variants() {
-  static const std::vector<std::string> names = harness::variant_names(kLocks);
-  return names;
-}
+const std::vector<std::string>& spin_variants() { return harness::names_of<kLocks>(); }
 
 Result run_spin(const SpinParams& p) {
   for (const auto& g : p.granularities) spin_item_us(g);  // rejects unknown names up front

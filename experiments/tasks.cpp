@@ -335,10 +335,7 @@ nlohmann::json tasks_ratios(const Result& r) {
 
 }  // namespace
 
-const std::vector<std::string>& tasks_variants() {
-  static const std::vector<std::string> names = harness::variant_names(kVariants);
-  return names;
-}
+const std::vector<std::string>& tasks_variants() { return harness::names_of<kVariants>(); }
 
 Result run_tasks(const TasksParams& p) {
   const std::int64_t async_n = std::min(p.tasks, p.async_tasks);

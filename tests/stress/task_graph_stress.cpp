@@ -1,6 +1,7 @@
 // TaskGraph under load, sized by weft::test::stress_count and run under
 // ThreadSanitizer: several threads build their own random DAGs and run them
-// on one small pool at once, several runs of each queued together; other
+// on one small pool at once (from outside and from inside pool tasks),
+// several runs of each queued together; other
 // threads run condition loops and graphs that hold graphs, some of them
 // stopped or thrown out of mid-run. Each node checks that all of its
 // predecessors finished in this run before it started (the join counters'
@@ -10,13 +11,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <memory>
 #include <random>
 #include <stdexcept>
 #include <stop_token>
 #include <thread>
 #include <vector>
 
+#include "callers.hpp"
 #include "stress.hpp"
 #include "watchdog.hpp"
 #include "weft/exec/cancelled.hpp"
@@ -64,30 +65,22 @@ struct RandomDag {
   }
 };
 
+// Three threads on a pool of three, every other round from inside a pool
+// task (whose waits run the graphs' nodes).
 TEST(TaskGraphStress, ManyRandomGraphsRunConcurrentlyInOrder) {
   weft::test::Watchdog dog("task graph stress", std::chrono::seconds(240));
-  weft::PoolOptions o;
-  o.workers = 3;
-  weft::ThreadPool pool(o);
-  const long rounds = weft::test::stress_count(2000, 100);
-  std::vector<std::thread> threads;
   std::atomic<long> errors{0};
-  for (int t = 0; t < 3; ++t) {
-    threads.emplace_back([&, t] {
-      std::mt19937_64 rng(static_cast<std::uint64_t>(t) * 7919 + 1);
-      for (long r = 0; r < rounds; ++r) {
-        auto dag = std::make_unique<RandomDag>(rng, 2 + static_cast<int>(rng() % 40));
-        const int runs = 1 + static_cast<int>(rng() % 4);
-        std::vector<weft::Future<void>> fs;
-        for (int k = 0; k < runs; ++k) fs.push_back(dag->graph.run(pool));
-        fs.push_back(dag->graph.run_n(pool, 3));
-        for (auto& f : fs) f.get();
-        if (dag->run != runs + 3) errors.fetch_add(1);
-        errors.fetch_add(dag->errors.load());
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
+  weft::test::callers_and_nested(3, 3, weft::test::stress_count(2000, 100),
+                                 [&](weft::ThreadPool& pool, std::mt19937_64& rng) {
+                                   RandomDag dag(rng, 2 + static_cast<int>(rng() % 40));
+                                   const int runs = 1 + static_cast<int>(rng() % 4);
+                                   std::vector<weft::Future<void>> fs;
+                                   for (int k = 0; k < runs; ++k) fs.push_back(dag.graph.run(pool));
+                                   fs.push_back(dag.graph.run_n(pool, 3));
+                                   for (auto& f : fs) f.get();
+                                   if (dag.run != runs + 3) errors.fetch_add(1);
+                                   errors.fetch_add(dag.errors.load());
+                                 });
   EXPECT_EQ(errors.load(), 0);
 }
 

@@ -109,6 +109,14 @@ std::vector<std::string> variant_names(const Table& table) {
   return names;
 }
 
+// variant_names(Table), made once: what an experiment's X_variants() (the
+// --variant option's names) returns.
+template <const auto& Table>
+const std::vector<std::string>& names_of() {
+  static const std::vector<std::string> names = variant_names(Table);
+  return names;
+}
+
 // The table's row named `name`; throws std::invalid_argument naming it.
 template <class Table>
 const auto& variant(const Table& table, std::string_view name) {
