@@ -51,13 +51,41 @@ namespace detail {
 
 enum class GraphNodeKind : std::uint8_t { work, condition, graph };
 
+struct GraphNodeData;
+
+// A node's successors: the first two inside the node (most nodes of most
+// graphs have at most two: no allocation when building, no pointer chase
+// when running), all of them in a vector once there are more.
+class Successors {
+ public:
+  void push_back(GraphNodeData* n) {
+    if (size_ < kInline) {
+      inline_[size_++] = n;
+      return;
+    }
+    if (size_ == kInline) more_.assign(inline_, inline_ + kInline);
+    more_.push_back(n);
+    ++size_;
+  }
+  std::size_t size() const noexcept { return size_; }
+  GraphNodeData* const* begin() const noexcept { return size_ <= kInline ? inline_ : more_.data(); }
+  GraphNodeData* const* end() const noexcept { return begin() + size_; }
+  GraphNodeData* operator[](std::size_t i) const noexcept { return begin()[i]; }
+
+ private:
+  static constexpr std::uint32_t kInline = 2;
+  GraphNodeData* inline_[kInline] = {};
+  std::uint32_t size_ = 0;
+  std::vector<GraphNodeData*> more_;  // all of them, once there are more than kInline
+};
+
 // What a run touches first (the task header, the callable, the successors,
 // the counters), the rest after: a run walks every node, so two cache
 // lines a node instead of three shows at tens of thousands of nodes.
 struct GraphNodeData : TaskNode {
   GraphState* graph = nullptr;
   std::function<void()> work;
-  std::vector<GraphNodeData*> succ;
+  Successors succ;
   // Laid out by freeze(): predecessors that are not condition nodes.
   std::uint32_t strong_preds = 0;
   // The run's count of predecessors still to finish (when more than one).
