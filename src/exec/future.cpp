@@ -13,18 +13,13 @@ namespace weft::detail {
 PoolCore& core_of(ThreadPool& pool) noexcept { return *pool.core_; }
 
 void push_continuation(PoolCore& pool, TaskNode* t) noexcept {
-  // PoolCore::push() fails in two ways. A pool that is shut down discards
-  // the task, then throws std::runtime_error: a continuation's discard
-  // cancels it, so its future reports the refusal. Failing to register
-  // this thread's injection deque (std::bad_alloc, std::system_error from
-  // its mutex) leaves the task with us: discard it the same way.
+  // Every failure of PoolCore::push() (a pool shut down, no injection deque
+  // or no room in one) has discarded the task already — which cancels a
+  // continuation's task, so its future reports the refusal. Discarding it
+  // again here would release it twice.
   try {
     pool.push(t);
-  } catch (const std::bad_alloc&) {
-    t->discard(t);
-  } catch (const std::system_error&) {
-    t->discard(t);
-  } catch (const std::runtime_error&) {
+  } catch (...) {
   }
 }
 

@@ -84,6 +84,10 @@ class PoolCore {
   explicit PoolCore(PoolOptions options);
   ~PoolCore();
 
+  // Queues t. Every failure (a pool shut down: std::runtime_error; no
+  // injection deque or no room to grow one: std::bad_alloc,
+  // std::system_error) has called t->discard(t), exactly once, before the
+  // exception leaves: the caller never discards it again.
   void push(TaskNode* t);
   void wait_idle();
   void shutdown();
@@ -104,6 +108,7 @@ class PoolCore {
   const std::vector<int>& cpus() const noexcept { return cpus_; }
 
  private:
+  void push_or_discard(Source& s, TaskNode* t);
   void run_worker(Worker& w);
   void set_victim_rings(const Topology& topo);
   void release_workers() noexcept;

@@ -26,6 +26,7 @@ namespace weft {
 namespace detail {
 
 std::atomic<WorkerStartHook> g_worker_start_hook{nullptr};
+std::atomic<InjectorHook> g_injector_hook{nullptr};
 
 namespace {
 std::atomic<std::uint64_t> g_next_pool_id{1};  // never reused: stale thread-local caches cannot match
@@ -153,12 +154,26 @@ PoolCore::~PoolCore() {
   }
 }
 
+// The deque's push, whose only failure is growing its array (bad_alloc):
+// then the count bumped for it is taken back and `t` discarded, so every
+// failure of push() has discarded its task exactly once.
+void PoolCore::push_or_discard(Source& s, TaskNode* t) {
+  try {
+    s.deque.push(t);
+  } catch (...) {
+    // relaxed: owner-written counter, as bump() writes it.
+    s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    t->discard(t);
+    throw;
+  }
+}
+
 void PoolCore::push(TaskNode* t) {
   WorkerContext& ctx = this_worker();
   if (ctx.pool == this) {
     Source& s = ctx.worker->source;
     bump(s.pushed);  // before the push: wait_idle() must never count a completion it has not counted pushed
-    s.deque.push(t);
+    push_or_discard(s, t);
     sched_point();
     // seq_cst fence: our push (store) must be ordered before reading the
     // idle state (load), against a worker that announces sleep (RMW) and
@@ -175,6 +190,8 @@ void PoolCore::push(TaskNode* t) {
   }
   Injector in;
   try {
+    // relaxed: a test's hook, set before the pushes it is meant for.
+    if (InjectorHook hook = g_injector_hook.load(std::memory_order_relaxed)) hook();
     in = injector_for_this_thread();
   } catch (...) {
     t->discard(t);
@@ -182,7 +199,12 @@ void PoolCore::push(TaskNode* t) {
   }
   Source& s = *in.source;
   bump(s.pushed);
-  s.deque.push(t);
+  try {
+    push_or_discard(s, t);
+  } catch (...) {
+    if (in.borrowed) injection_->release(in.slot);
+    throw;
+  }
   sched_point();
   // seq_cst fence: as above, against shutdown() (either shutdown's fence
   // comes later and its quiescence check sees this push, or we see

@@ -18,7 +18,10 @@
 #include "watchdog.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/exec/remote_wait.hpp"
+#include "future_support.hpp"
+#include "weft/exec/cancelled.hpp"
 #include "weft/exec/parallel_for.hpp"
+#include "weft/exec/task_graph.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 
@@ -113,6 +116,47 @@ TEST(PoolFaults, BadAllocInsideTasksReachesTheWaiter) {
   weft::parallel_for(pool, 0, 100, [&](int) { n.fetch_add(1); });
   EXPECT_EQ(n.load(), 100);
   EXPECT_EQ(pool.submit([] { return 1; }).get(), 1);
+}
+
+// An outside thread that cannot set up its injection deque (out of memory,
+// a failed mutex): each kind of push discards its task exactly once — a
+// second discard would release a future's block twice (ASan in CI reports
+// it) or end a graph's run twice — and says so to whoever waits.
+TEST(PoolFaults, AnOutsidePushThatCannotGetItsDequeDiscardsItsTaskOnce) {
+  weft::test::Watchdog dog("injector failure");
+  weft::ThreadPool pool(workers(1));
+  struct Hook {
+    Hook() {
+      weft::detail::g_injector_hook.store([] { throw std::bad_alloc(); });
+    }
+    ~Hook() { weft::detail::g_injector_hook.store(nullptr); }
+  };
+  const long live = weft::test::Counted::live.load();
+  std::atomic<int> runs{0};
+  std::atomic<int> n{0};
+  weft::TaskGraph graph;
+  graph.emplace([&] { n.fetch_add(1); });
+  weft::Future<int> ready = pool.submit([] { return 1; });
+  ready.wait();  // done: then() below pushes its continuation from this thread
+  {
+    const Hook hook;
+    EXPECT_THROW((void)pool.submit(weft::test::Counted(&runs)), std::bad_alloc);
+    EXPECT_EQ(weft::test::Counted::live.load(), live) << "the task's callable destroyed once";
+    // A continuation queued by this thread: cancelled, as a refused one is.
+    EXPECT_THROW(std::move(ready).then([](int x) { return x + 1; }).get(), weft::cancelled);
+    // A graph run started by this thread: the run fails, once, saying why.
+    try {
+      graph.run(pool).get();
+      ADD_FAILURE() << "no exception";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("could not be queued"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(runs.load(), 0);
+  EXPECT_EQ(n.load(), 0);
+  graph.run(pool).get();  // the hook gone, all works again
+  EXPECT_EQ(n.load(), 1);
+  EXPECT_EQ(pool.submit([] { return 2; }).get(), 2);
 }
 
 // A real allocation failure inside a task: a request far beyond the address

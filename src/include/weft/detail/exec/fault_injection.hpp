@@ -13,4 +13,12 @@ namespace weft::detail {
 using WorkerStartHook = void (*)(int index);
 extern std::atomic<WorkerStartHook> g_worker_start_hook;
 
+// Called by a push from a thread outside the pool just before it takes its
+// injection deque. A test that throws from it (std::bad_alloc, or the
+// std::system_error a failed mutex gives) sees what a real failure to set
+// up that deque does. Null, and one relaxed load per outside push, in
+// normal use.
+using InjectorHook = void (*)();
+extern std::atomic<InjectorHook> g_injector_hook;
+
 }  // namespace weft::detail
