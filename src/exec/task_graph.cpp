@@ -39,6 +39,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "pool_core.hpp"
@@ -110,6 +111,15 @@ struct RunFn {
   }
 };
 using RunTask = ThenTask<void, RunFn>;
+
+// Completes a run's future on this thread: RunFn only rethrows the outcome,
+// so it runs here rather than as a task a refusing pool could cancel
+// (which would turn the run's own error into weft::cancelled). A future
+// cancelled by its holder is only released.
+void complete(RunTask* t) noexcept {
+  if (t->claim_blocked()) t->run_claimed();
+  t->release();  // the reference the run queue held
+}
 
 // "<c><i>", built by appending (GCC 12 warns falsely, -Wrestrict, on a
 // literal + std::string).
@@ -198,6 +208,9 @@ struct GraphState {
   void freeze();
   Future<void> enqueue(PoolCore& p, std::stop_token s, std::size_t reps);
   void start_front();
+  // Pops the front request and completes its future with `outcome`;
+  // returns whether another request is queued (then the caller starts it).
+  bool complete_front(std::exception_ptr outcome) noexcept;
   void refused_start() noexcept;
   void start_repetition();
   void finish_repetition();
@@ -371,10 +384,16 @@ Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t rep
     if (queue.empty()) freeze();  // otherwise frozen by the runs queued
     task = new_task<RunTask>(RunFn{outcome}, &p);
     f = FutureLink::adopt<void>(task);
-    if (reps == 0 || nodes.empty()) {
-      // Nothing to run: the future is ready as soon as the pool runs it.
+    if (queue.empty() && (reps == 0 || sources.empty())) {
+      // Nothing to run and nothing before it: the future is ready as soon
+      // as the pool runs it. (Behind other runs it queues, to keep order.)
     } else {
-      queue.push_back({&p, std::move(s), reps, std::move(outcome), task});
+      try {
+        queue.push_back({&p, std::move(s), reps, std::move(outcome), task});
+      } catch (...) {
+        complete(task);  // the future no one will see: frees the task
+        throw;
+      }
       start = queue.size() == 1;
       // relaxed: the lock's release and the pushes that start the run
       // publish it; the builders' acquire pairs with the clearing below.
@@ -382,7 +401,7 @@ Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t rep
       task = nullptr;
     }
   }
-  if (task != nullptr) task->fire(task);
+  if (task != nullptr) complete(task);
   if (start) {
     if (this_worker().pool == &p) {
       start_front();
@@ -396,15 +415,44 @@ Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t rep
 }
 
 void GraphState::start_front() {
-  // The front request is ours until we pop it: references into a deque
-  // stay valid while others push at the back.
+  for (;;) {
+    // The front request is ours until we pop it: references into a deque
+    // stay valid while others push at the back.
+    {
+      std::lock_guard lock(mu);
+      current = &queue.front();
+    }
+    if (current->reps != 0 && !sources.empty()) {
+      pool = current->pool;
+      stop = current->stop;
+      start_repetition();
+      return;
+    }
+    // Nothing to run (run_n(0), or an empty graph), queued behind others.
+    if (!complete_front(nullptr)) return;
+  }
+}
+
+bool GraphState::complete_front(std::exception_ptr outcome) noexcept {
+  *current->outcome = std::move(outcome);
+  RunTask* done = current->done;
+  bool more = false;
   {
     std::lock_guard lock(mu);
-    current = &queue.front();
+    queue.pop_front();
+    current = nullptr;
+    more = !queue.empty();
+    if (!more) {
+      // release: a builder that sees it clear (after the future below
+      // completed) sees every node of the run finished.
+      busy.store(false, std::memory_order_release);
+      drained.notify_all();
+    }
   }
-  pool = current->pool;
-  stop = current->stop;
-  start_repetition();
+  // Not a member touched after this point unless `more`: with the queue
+  // empty the graph may be destroyed at once.
+  complete(done);
+  return more;
 }
 
 // The pool refused the starter (shut down): the front request fails, and
@@ -418,7 +466,8 @@ void GraphState::refused_start() noexcept {
   failed.store(false, std::memory_order_relaxed);
   skipped.store(false, std::memory_order_relaxed);
   error = nullptr;
-  fail(std::make_exception_ptr(std::runtime_error(who() + ": the run could not be queued (the pool was shut down)")));
+  fail(std::make_exception_ptr(
+      std::runtime_error(who() + ": the run could not be queued (the pool refused it: shut down, or out of memory)")));
   current->reps = 1;
   finish_repetition();
 }
@@ -440,16 +489,12 @@ void GraphState::start_repetition() {
 void GraphState::schedule(TaskNode* n) noexcept { push_to(*pool, n); }
 
 void GraphState::push_to(PoolCore& p, TaskNode* n) noexcept {
-  // PoolCore::push() fails in two ways (as for continuations): a pool shut
-  // down discards the task and throws std::runtime_error; failing to set up
-  // this thread's injection deque leaves the task with us.
+  // Every failure of PoolCore::push() (a pool shut down, no injection deque
+  // or no room in one) has called n->discard() already: the discard
+  // handlers fail the run and hand its count back.
   try {
     p.push(n);
-  } catch (const std::bad_alloc&) {
-    n->discard(n);
-  } catch (const std::system_error&) {
-    n->discard(n);
-  } catch (const std::runtime_error&) {
+  } catch (...) {
   }
 }
 
@@ -457,7 +502,7 @@ void GraphState::discard(TaskNode* t) noexcept {
   auto* n = static_cast<GraphNodeData*>(t);
   GraphState& g = *n->graph;
   g.fail(std::make_exception_ptr(std::runtime_error(g.who() + ": node " + describe(*n) +
-                                                    " could not be queued (the pool was shut down)")));
+                                                    " could not be queued (the pool refused it: shut down, or out of memory)")));
   g.release(1);
 }
 
@@ -465,7 +510,7 @@ void GraphState::discard_range(TaskNode* t) noexcept {
   auto* r = static_cast<SourceRange*>(t);
   GraphState& g = *r->graph;
   g.fail(std::make_exception_ptr(
-      std::runtime_error(g.who() + ": the run could not be queued (the pool was shut down)")));
+      std::runtime_error(g.who() + ": the run could not be queued (the pool refused it: shut down, or out of memory)")));
   g.release(r->hi - r->lo);  // the range's sources, none of which will run
 }
 
@@ -582,25 +627,7 @@ void GraphState::finish_repetition() {
     start_repetition();
     return;
   }
-  *r.outcome = failed_now ? error : skipped_now ? std::make_exception_ptr(cancelled()) : nullptr;
-  RunTask* done = r.done;
-  bool more = false;
-  {
-    std::lock_guard lock(mu);
-    queue.pop_front();
-    current = nullptr;
-    more = !queue.empty();
-    if (!more) {
-      // release: a builder that sees it clear (after the future below
-      // completed) sees every node of the run finished.
-      busy.store(false, std::memory_order_release);
-      drained.notify_all();
-    }
-  }
-  // Not a member touched after this point unless `more`: with the queue
-  // empty the graph may be destroyed at once.
-  done->fire(done);
-  if (more) start_front();
+  if (complete_front(failed_now ? error : skipped_now ? std::make_exception_ptr(cancelled()) : nullptr)) start_front();
 }
 
 }  // namespace detail
@@ -652,19 +679,30 @@ void GraphNode::link(std::initializer_list<GraphNode> nodes, bool reversed) {
                                   g.who() + " and " + detail::describe(o) + " of " + o.graph->who() +
                                   " belong to different graphs");
   }
+  g.frozen = false;  // first: a push_back that throws leaves the layout to be made again
   for (const GraphNode& other : nodes) {
     detail::GraphNodeData& from = reversed ? *other.d_ : self;
     detail::GraphNodeData& to = reversed ? self : *other.d_;
     from.succ.push_back(&to);
   }
-  g.frozen = false;
 }
 
 TaskGraph::TaskGraph(std::string name) : s_(std::make_unique<detail::GraphState>(std::move(name))) {}
 
+// On a pool's worker the wait runs that pool's tasks (a run this thread
+// started may be queued in its own deque); elsewhere it sleeps.
 TaskGraph::~TaskGraph() {
+  const detail::WorkerContext ctx = detail::this_worker();
   std::unique_lock lock(s_->mu);
-  s_->drained.wait(lock, [this] { return s_->queue.empty(); });
+  while (!s_->queue.empty()) {
+    if (ctx.worker == nullptr) {
+      s_->drained.wait(lock);
+      continue;
+    }
+    lock.unlock();
+    if (!ctx.pool->help_one(*ctx.worker)) std::this_thread::yield();
+    lock.lock();
+  }
 }
 
 namespace {

@@ -38,6 +38,10 @@
 ///   merge.precede(again);
 ///   again.precede(load, finish);       // 0: back to load, 1: on to finish
 ///
+/// A node started by a condition runs at once, whatever its other
+/// predecessors are doing: as in Taskflow, do not give a condition's
+/// successor strong predecessors that may still be running (it could then
+/// run again when they finish).
 /// A node whose only predecessors are condition nodes it leads back to (the
 /// head of such a loop, like `load`) also starts with the run; a node reached
 /// only from a condition node downstream of nothing it leads to (`finish`)
@@ -61,7 +65,10 @@
 /// thread-safe (one thread builds it, as one fills a container); changing
 /// it (emplace, precede, succeed, name) while a run of it is queued or
 /// running throws std::logic_error naming it; the destructor waits for the
-/// graph's queued runs to end. The pool must outlive the runs it was given.
+/// graph's queued runs to end (on a worker of a pool, running that pool's
+/// tasks meanwhile). The pool must outlive the runs it was given. A node
+/// may queue a run of its own graph, but must not wait for it: that run
+/// starts only after the one the node belongs to has ended.
 /// The run's future is an ordinary Future<void>: cancel() on it drops the
 /// notification, not the run (use a stop token to stop a run).
 ///

@@ -356,6 +356,35 @@ TEST(TaskGraph, NamedNodesAreTasksOfTheirOwnInATrace) {
   EXPECT_NE(json.str().find(R"("name":"draw")"), std::string::npos);
 }
 
+TEST(TaskGraph, DestroyedOnTheOnlyWorkerItRunsTheRunsItWaitsFor) {
+  weft::test::Watchdog dog("graph destructor on a worker");
+  weft::ThreadPool pool(workers(1));
+  std::atomic<int> n{0};
+  pool.submit([&] {
+        weft::TaskGraph g;
+        g.emplace([&] { n.fetch_add(1); });
+        for (int i = 0; i < 3; ++i) (void)g.run(pool);  // queued in this worker's own deque
+      })
+      .get();
+  EXPECT_EQ(n.load(), 3);
+}
+
+TEST(TaskGraph, ARunOfNothingQueuedBehindARunEndsAfterIt) {
+  weft::test::Watchdog dog("graph empty run in order");
+  weft::ThreadPool pool(workers(1));
+  weft::TaskGraph g;
+  weft::Event go;
+  g.emplace([&] { go.wait(); });
+  weft::Future<void> first = g.run(pool);
+  weft::Future<void> nothing = g.run_n(pool, 0);
+  std::this_thread::sleep_for(5ms);
+  EXPECT_FALSE(nothing.ready()) << "it completed before the run queued ahead of it";
+  go.set();
+  nothing.get();
+  EXPECT_TRUE(first.ready());
+  first.get();
+}
+
 TEST(TaskGraph, DumpWritesDotWithTheNames) {
   weft::TaskGraph inner("inner");
   weft::TaskGraph g("frame \"1\"");
