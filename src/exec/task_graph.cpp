@@ -102,23 +102,34 @@ struct GraphNodeData : TaskNode {
 
 namespace {
 
-// The future of a run: blocked until the run ends, then it rethrows the
-// run's outcome (or returns).
+// The future of a run: a future task kept blocked (ThenTask's state: no
+// waiter can claim it) until the run ends, then run in place with the run's
+// outcome, which it rethrows (or returns).
 struct RunFn {
-  std::shared_ptr<std::exception_ptr> outcome;
+  std::exception_ptr outcome;
   void operator()() const {
-    if (*outcome) std::rethrow_exception(*outcome);
+    if (outcome) std::rethrow_exception(outcome);
   }
 };
 using RunTask = ThenTask<void, RunFn>;
 
-// Completes a run's future on this thread: RunFn only rethrows the outcome,
-// so it runs here rather than as a task a refusing pool could cancel
-// (which would turn the run's own error into weft::cancelled). A future
-// cancelled by its holder is only released.
-void complete(RunTask* t) noexcept {
-  if (t->claim_blocked()) t->run_claimed();
+// Completes a run's future on this thread with `outcome`: RunFn only
+// rethrows it, so it runs here rather than as a task a refusing pool could
+// cancel (which would turn the run's own error into weft::cancelled). The
+// claim makes the callable ours alone to write; a future its holder
+// cancelled first is only released.
+void complete(RunTask* t, std::exception_ptr outcome) noexcept {
+  if (t->claim_blocked()) {
+    t->fn.outcome = std::move(outcome);
+    t->run_claimed();
+  }
   t->release();  // the reference the run queue held
+}
+
+// Why a task of a run never ran: the pool's push refused it.
+std::exception_ptr refused(const std::string& who, const std::string& what) {
+  return std::make_exception_ptr(
+      std::runtime_error(who + ": " + what + " could not be queued (the pool refused it: shut down, or out of memory)"));
 }
 
 // "<c><i>", built by appending (GCC 12 warns falsely, -Wrestrict, on a
@@ -145,8 +156,7 @@ struct GraphState {
     PoolCore* pool;
     std::stop_token stop;
     std::size_t reps;
-    std::shared_ptr<std::exception_ptr> outcome;
-    RunTask* done;
+    RunTask* done;  // its future's task
   };
 
   explicit GraphState(std::string n) : name(std::move(n)) {
@@ -214,6 +224,13 @@ struct GraphState {
   void refused_start() noexcept;
   void start_repetition();
   void finish_repetition();
+  // Before a repetition starts (no node of it can run yet). relaxed: the
+  // push that starts the repetition publishes these to its nodes.
+  void reset_outcome() noexcept {
+    failed.store(false, std::memory_order_relaxed);
+    skipped.store(false, std::memory_order_relaxed);
+    error = nullptr;
+  }
   void fail(std::exception_ptr e) noexcept {
     // acq_rel: the winner alone writes `error`; finish_repetition() reads it
     // after pending's last decrement, which every writer's decrement precedes.
@@ -375,23 +392,22 @@ void GraphState::lay_out_ranges() {
 }
 
 Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t reps) {
-  auto outcome = std::make_shared<std::exception_ptr>();
   bool start = false;
   RunTask* task = nullptr;
   Future<void> f;
   {
     std::lock_guard lock(mu);
     if (queue.empty()) freeze();  // otherwise frozen by the runs queued
-    task = new_task<RunTask>(RunFn{outcome}, &p);
+    task = new_task<RunTask>(RunFn{}, &p);
     f = FutureLink::adopt<void>(task);
     if (queue.empty() && (reps == 0 || sources.empty())) {
       // Nothing to run and nothing before it: the future is ready as soon
       // as the pool runs it. (Behind other runs it queues, to keep order.)
     } else {
       try {
-        queue.push_back({&p, std::move(s), reps, std::move(outcome), task});
+        queue.push_back({&p, std::move(s), reps, task});
       } catch (...) {
-        complete(task);  // the future no one will see: frees the task
+        complete(task, nullptr);  // the future no one will see: frees the task
         throw;
       }
       start = queue.size() == 1;
@@ -401,7 +417,7 @@ Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t rep
       task = nullptr;
     }
   }
-  if (task != nullptr) complete(task);
+  if (task != nullptr) complete(task, nullptr);
   if (start) {
     if (this_worker().pool == &p) {
       start_front();
@@ -434,7 +450,6 @@ void GraphState::start_front() {
 }
 
 bool GraphState::complete_front(std::exception_ptr outcome) noexcept {
-  *current->outcome = std::move(outcome);
   RunTask* done = current->done;
   bool more = false;
   {
@@ -451,7 +466,7 @@ bool GraphState::complete_front(std::exception_ptr outcome) noexcept {
   }
   // Not a member touched after this point unless `more`: with the queue
   // empty the graph may be destroyed at once.
-  complete(done);
+  complete(done, std::move(outcome));
   return more;
 }
 
@@ -463,11 +478,8 @@ void GraphState::refused_start() noexcept {
     current = &queue.front();
   }
   pool = current->pool;  // as start_front would have
-  failed.store(false, std::memory_order_relaxed);
-  skipped.store(false, std::memory_order_relaxed);
-  error = nullptr;
-  fail(std::make_exception_ptr(
-      std::runtime_error(who() + ": the run could not be queued (the pool refused it: shut down, or out of memory)")));
+  reset_outcome();
+  fail(refused(who(), "the run"));
   current->reps = 1;
   finish_repetition();
 }
@@ -477,9 +489,7 @@ void GraphState::start_repetition() {
   // and the previous run's nodes have all finished (pending reached 0).
   for (GraphNodeData& n : nodes)
     if (n.strong_preds > 1) n.join.store(n.strong_preds, std::memory_order_relaxed);
-  failed.store(false, std::memory_order_relaxed);
-  skipped.store(false, std::memory_order_relaxed);
-  error = nullptr;
+  reset_outcome();
   // relaxed: set before any source is pushed (the push publishes it); set to
   // the whole count first so a source that finishes at once cannot end the run.
   pending.store(sources.size(), std::memory_order_relaxed);
@@ -501,16 +511,14 @@ void GraphState::push_to(PoolCore& p, TaskNode* n) noexcept {
 void GraphState::discard(TaskNode* t) noexcept {
   auto* n = static_cast<GraphNodeData*>(t);
   GraphState& g = *n->graph;
-  g.fail(std::make_exception_ptr(std::runtime_error(g.who() + ": node " + describe(*n) +
-                                                    " could not be queued (the pool refused it: shut down, or out of memory)")));
+  g.fail(refused(g.who(), "node " + describe(*n)));
   g.release(1);
 }
 
 void GraphState::discard_range(TaskNode* t) noexcept {
   auto* r = static_cast<SourceRange*>(t);
   GraphState& g = *r->graph;
-  g.fail(std::make_exception_ptr(
-      std::runtime_error(g.who() + ": the run could not be queued (the pool refused it: shut down, or out of memory)")));
+  g.fail(refused(g.who(), "the run"));
   g.release(r->hi - r->lo);  // the range's sources, none of which will run
 }
 
@@ -621,6 +629,8 @@ void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
 
 void GraphState::finish_repetition() {
   Request& r = *current;  // ours until popped (see start_front)
+  // relaxed: this thread's acq_rel decrement of pending to 0 came after
+  // every node's writes of these (each before its own decrement).
   const bool failed_now = failed.load(std::memory_order_relaxed);
   const bool skipped_now = skipped.load(std::memory_order_relaxed);
   if (!failed_now && !skipped_now && --r.reps > 0) {
