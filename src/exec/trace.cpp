@@ -27,8 +27,8 @@ namespace {
 // its tasks is gone), looked up by index.
 struct Labels {
   std::mutex mu;
-  std::vector<std::string> texts;
   std::unordered_map<std::string, std::int32_t> ids;
+  std::vector<const std::string*> texts;  // by label: the map's keys (node-based, so they stay put)
 };
 Labels& labels() {
   static Labels* l = new Labels;  // never destroyed: traces are written at exit
@@ -147,7 +147,7 @@ std::string trace_label(std::int32_t label) {
   Labels& l = labels();
   std::lock_guard lock(l.mu);
   if (label < 0 || static_cast<std::size_t>(label) >= l.texts.size()) return {};
-  return l.texts[static_cast<std::size_t>(label)];
+  return *l.texts[static_cast<std::size_t>(label)];
 }
 
 namespace detail {
@@ -156,7 +156,14 @@ std::int32_t intern_trace_label(const std::string& text) {
   Labels& l = labels();
   std::lock_guard lock(l.mu);
   const auto [it, added] = l.ids.try_emplace(text, static_cast<std::int32_t>(l.texts.size()));
-  if (added) l.texts.push_back(text);
+  if (added) {
+    try {
+      l.texts.push_back(&it->first);
+    } catch (...) {
+      l.ids.erase(it);  // no label without its text
+      throw;
+    }
+  }
   return it->second;
 }
 
