@@ -23,6 +23,7 @@
 
 #include <pthread.h>
 
+#include "kernels.hpp"
 #include "peer_support.hpp"
 #include "weft/exec/parallel_find.hpp"
 #include "weft/exec/parallel_reduce.hpp"
@@ -382,8 +383,7 @@ void with_serial(int /*threads*/, const Body& body) {
 
 void with_weft(int threads, const Body& body) {
   ThreadPool pool(PoolOptions{.workers = threads});
-  pool.post([] {});
-  pool.wait_idle();  // the workers are up
+  start_workers(pool);
   Executor ex{WeftAlgorithms{&pool}};
   body(ex);
 }

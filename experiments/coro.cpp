@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "kernels.hpp"
 #include "peer_support.hpp"
 #include "weft/detail/exec/on_workers.hpp"
 #include "weft/exec/cancelled.hpp"
@@ -358,8 +359,7 @@ double fan_in_weft_taskgroup(const Run& r) {
 // pool's seat when a worker is parked, so the caller is one of the P.
 double fan_in_weft_taskgroup_caller(const Run& r) {
   ThreadPool pool(PoolOptions{.workers = r.threads});
-  pool.post([] {});
-  pool.wait_idle();  // the workers are up
+  start_workers(pool);
   std::vector<std::int64_t> slots(static_cast<std::size_t>(r.p->fan_in));
   return fan_ins(r, "weft-taskgroup-caller", [&] {
     return run_and_wait(slots, *r.where, [&] { return TaskGroup(pool); });

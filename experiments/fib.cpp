@@ -36,8 +36,7 @@ double run_serial(const Run& r) {
 
 double run_weft(const Run& r) {
   ThreadPool pool(PoolOptions{.workers = r.threads});
-  pool.post([] {});
-  pool.wait_idle();  // the workers are up
+  start_workers(pool);
   const std::int64_t t0 = wall_ns();
   // The root runs on a worker, as every other call does.
   *r.value = detail::on_workers(pool, [&] { return fib_weft(pool, r.n, r.cutoff); });

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "kernels.hpp"
 #include "peer_support.hpp"
 #include "weft/detail/exec/on_workers.hpp"
 #include "weft/exec/task_graph.hpp"
@@ -166,8 +167,7 @@ double run_serial(const Run& r) {
 
 double run_weft(const Run& r) {
   ThreadPool pool(PoolOptions{.workers = r.threads});
-  pool.post([] {});
-  pool.wait_idle();  // the workers are up
+  start_workers(pool);
   // Built inside the timed phase: the graph is destroyed after the timing.
   // The timed loop runs as one of the P (on a worker, or on this thread in
   // the pool's seat), as oneTBB's arena counts the calling thread: its
@@ -175,18 +175,18 @@ double run_weft(const Run& r) {
   std::unique_ptr<TaskGraph> g;
   return detail::on_workers(pool, [&] {
     return time_phases(
-      r,
-      [&] {
-        g = std::make_unique<TaskGraph>();
-        std::vector<GraphNode> nodes;
-        nodes.reserve(r.shape->succ.size());
-        for (int& c : *r.counters) nodes.push_back(g->emplace([&c] { ++c; }));
-        for (int i = 0; i < r.shape->size(); ++i)
-          for (int s : r.shape->succ[static_cast<std::size_t>(i)])
-            nodes[static_cast<std::size_t>(i)].precede(nodes[static_cast<std::size_t>(s)]);
-        g->run(pool).get();
-      },
-      [&] { g->run(pool).get(); });
+        r,
+        [&] {
+          g = std::make_unique<TaskGraph>();
+          std::vector<GraphNode> nodes;
+          nodes.reserve(r.shape->succ.size());
+          for (int& c : *r.counters) nodes.push_back(g->emplace([&c] { ++c; }));
+          for (int i = 0; i < r.shape->size(); ++i)
+            for (int s : r.shape->succ[static_cast<std::size_t>(i)])
+              nodes[static_cast<std::size_t>(i)].precede(nodes[static_cast<std::size_t>(s)]);
+          g->run(pool).get();
+        },
+        [&] { g->run(pool).get(); });
   });
 }
 

@@ -14,6 +14,13 @@
 
 namespace weft::xp {
 
+// Waits until `pool`'s workers are up and have run a task, so that a timed
+// run does not pay for the threads' start.
+inline void start_workers(ThreadPool& pool) {
+  pool.post([] {});
+  pool.wait_idle();
+}
+
 inline std::int64_t fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
 
 // Fork-join fib: fib(n-1) to the task group, fib(n-2) in place, then wait;

@@ -82,8 +82,7 @@ double run_serial(const Run& r) {
 
 double run_weft(const Run& r) {
   ThreadPool pool(PoolOptions{.workers = r.threads});
-  pool.post([] {});
-  pool.wait_idle();  // the workers are up
+  start_workers(pool);
   return time_workload(r, [&pool](int n, const auto& f) { parallel_for(pool, 0, n, f); });
 }
 

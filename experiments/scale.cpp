@@ -306,8 +306,7 @@ using RunFn = double (*)(const Run&);
 
 double run_weft(const Run& r) {
   ThreadPool pool(PoolOptions{.workers = r.threads});
-  pool.post([] {});
-  pool.wait_idle();  // the workers are up
+  start_workers(pool);
   // The root runs on a worker, so that `threads` threads take part, as in
   // oneTBB's arena of `threads` slots.
   return detail::on_workers(pool,
