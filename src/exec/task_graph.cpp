@@ -29,7 +29,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <exception>
@@ -39,10 +38,11 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
-#include <thread>
 #include <vector>
 
 #include "pool_core.hpp"
+#include "weft/detail/exec/block_on.hpp"
+#include "weft/detail/sync/futex.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -182,10 +182,13 @@ struct GraphState {
   bool frozen = false;
 
   std::mutex mu;  // the queue
-  // Whether a run is queued or running: the builders' check. Set when the
-  // queue becomes non-empty, cleared when it drains (both under `mu`).
-  std::atomic<bool> busy{false};
-  std::condition_variable drained;
+  // kBusy: a run is queued or running (the builders' check; the destructor
+  // waits for it to clear); set when the queue becomes non-empty, cleared
+  // when it drains, both under `mu`. kWaiter: the destructor may sleep on
+  // the word (block_on's protocol).
+  static constexpr std::uint32_t kBusy = 1, kWaiter = 2;
+  std::atomic<std::uint32_t> busy{0};
+  static bool idle(std::uint32_t word) noexcept { return (word & kBusy) == 0; }
   std::deque<Request> queue;  // the front one is running
   Request* current = nullptr;  // the front, for the thread running it (taken under `mu`)
 
@@ -211,7 +214,7 @@ struct GraphState {
   // future completed, so a builder after get() sees it clear; a node of the
   // run, or the thread that called run(), sees it set (set before the push).
   void check_unchanged_by_runs(const char* what) const {
-    if (busy.load(std::memory_order_acquire))
+    if (!idle(busy.load(std::memory_order_acquire)))
       throw std::logic_error(who() + ": " + what + " while a run of the graph is queued or running");
   }
 
@@ -413,7 +416,7 @@ Future<void> GraphState::enqueue(PoolCore& p, std::stop_token s, std::size_t rep
       start = queue.size() == 1;
       // relaxed: the lock's release and the pushes that start the run
       // publish it; the builders' acquire pairs with the clearing below.
-      if (start) busy.store(true, std::memory_order_relaxed);
+      if (start) busy.store(kBusy, std::memory_order_relaxed);
       task = nullptr;
     }
   }
@@ -452,20 +455,21 @@ void GraphState::start_front() {
 bool GraphState::complete_front(std::exception_ptr outcome) noexcept {
   RunTask* done = current->done;
   bool more = false;
+  std::uint32_t was = 0;
   {
     std::lock_guard lock(mu);
     queue.pop_front();
     current = nullptr;
     more = !queue.empty();
-    if (!more) {
-      // release: a builder that sees it clear (after the future below
-      // completed) sees every node of the run finished.
-      busy.store(false, std::memory_order_release);
-      drained.notify_all();
-    }
+    // release: a builder or the destructor that sees it clear (the
+    // destructor through block_on's acquire) sees every node of the run
+    // finished. An exchange: block_on's waiter bit must be read by an RMW.
+    if (!more) was = busy.exchange(0, std::memory_order_release);
   }
-  // Not a member touched after this point unless `more`: with the queue
-  // empty the graph may be destroyed at once.
+  // Unless `more`, the graph may be destroyed from here on (the destructor
+  // takes `mu` once after the word clears, so the unlock above is done): the
+  // wake passes the word's address to the kernel and touches nothing.
+  if (was & kWaiter) futex_wake(busy, kWakeAll);
   complete(done, std::move(outcome));
   return more;
 }
@@ -699,20 +703,15 @@ void GraphNode::link(std::initializer_list<GraphNode> nodes, bool reversed) {
 
 TaskGraph::TaskGraph(std::string name) : s_(std::make_unique<detail::GraphState>(std::move(name))) {}
 
-// On a pool's worker the wait runs that pool's tasks (a run this thread
-// started may be queued in its own deque); elsewhere it sleeps.
+// Waits as the pool's waits do (block_on): on a worker it runs queued tasks
+// first (a run this thread started may be queued in its own deque), then
+// spins and sleeps on the word.
 TaskGraph::~TaskGraph() {
-  const detail::WorkerContext ctx = detail::this_worker();
-  std::unique_lock lock(s_->mu);
-  while (!s_->queue.empty()) {
-    if (ctx.worker == nullptr) {
-      s_->drained.wait(lock);
-      continue;
-    }
-    lock.unlock();
-    if (!ctx.pool->help_one(*ctx.worker)) std::this_thread::yield();
-    lock.lock();
-  }
+  detail::GraphState& g = *s_;
+  detail::block_on(g.busy, &detail::GraphState::idle, detail::GraphState::kWaiter, detail::on_worker_thread());
+  // The thread that cleared the word did so holding `mu`: once we hold it,
+  // that thread has let go of it.
+  const std::lock_guard lock(g.mu);
 }
 
 namespace {
