@@ -17,6 +17,7 @@
 #include "weft/detail/exec/injection_slots.hpp"
 #include "weft/detail/exec/trace_ring.hpp"
 #include "idle_workers.hpp"
+#include "native_thread.hpp"
 #include "weft/exec/pool_stats.hpp"
 #include "weft/exec/thread_pool.hpp"
 #include "weft/detail/sync/spin.hpp"
@@ -75,13 +76,16 @@ struct alignas(kCacheLine) Worker {
   // slots it finds empty (InjectionSlots::steal()).
   int empty_passes = 0;
   std::uint64_t rng = 0;
-  std::thread thread;
+  NativeThread thread;
   WorkerCounters counters;
 };
 
 class PoolCore {
  public:
-  explicit PoolCore(PoolOptions options);
+  // `owner`: the ThreadPool this core is the heart of (ThreadPool::current()).
+  PoolCore(PoolOptions options, ThreadPool* owner);
+  // Set before any worker starts; never written after.
+  ThreadPool* const owner;
   ~PoolCore();
 
   // Queues t. Every failure (a pool shut down: std::runtime_error; no

@@ -9,11 +9,21 @@
 #include "weft/detail/sched_point.hpp"
 #include "weft/error.hpp"
 #include "weft/exec/cancelled.hpp"
+#include "weft/exec/default_pool.hpp"
 
 namespace weft {
 
 namespace detail {
 thread_local constinit GroupFrame* t_group_frames = nullptr;
+thread_local constinit std::uint64_t t_group_serial = 0;
+
+namespace {
+std::atomic<std::uint64_t> g_frames_walked{0};
+}  // namespace
+
+std::uint64_t self_wait_frames_walked() noexcept {
+  return g_frames_walked.load(std::memory_order_relaxed);  // relaxed: a count, see the header
+}
 }  // namespace detail
 
 namespace {
@@ -21,10 +31,28 @@ namespace {
 constexpr std::uint32_t kWaiter = 1;
 }  // namespace
 
+namespace {
+ThreadPool& current_or_default() {
+  ThreadPool* p = ThreadPool::current();
+  return p != nullptr ? *p : default_pool();
+}
+}  // namespace
+
+TaskGroup::TaskGroup() : TaskGroup(current_or_default()) {}
+
 bool TaskGroup::running_on_this_thread() const noexcept {
-  for (const detail::GroupFrame* f = detail::t_group_frames; f != nullptr; f = f->below)
-    if (f->group == this) return true;
-  return false;
+  // The builder with the frame it built the group under on top: nothing
+  // of the group is below it (task_group.hpp, GroupFrame).
+  if (builder_ == &detail::t_group_frames && detail::top_group_serial() == builder_top_) return false;
+  std::uint64_t walked = 0;
+  bool found = false;
+  for (const detail::GroupFrame* f = detail::t_group_frames; f != nullptr && !found; f = f->below) {
+    ++walked;
+    found = f->group == this;
+  }
+  // relaxed: a statistic for tests, ordered with nothing.
+  detail::g_frames_walked.fetch_add(walked, std::memory_order_relaxed);
+  return found;
 }
 
 void TaskGroup::record(std::exception_ptr e) noexcept {

@@ -54,13 +54,16 @@ void record_post_exception(PoolCore* pool, std::exception_ptr e) noexcept { pool
 // ---- PoolCore ----------------------------------------------------------------
 
 // relaxed: only the id's uniqueness matters; nothing is published through it.
-PoolCore::PoolCore(PoolOptions options)
-    : options_(std::move(options)), id_(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)) {
+PoolCore::PoolCore(PoolOptions options, ThreadPool* owner_pool)
+    : owner(owner_pool), options_(std::move(options)), id_(g_next_pool_id.fetch_add(1, std::memory_order_relaxed)) {
   const int n = options_.workers.value_or(available_parallelism());
   if (n < 1)
     throw std::invalid_argument("weft::ThreadPool: a pool needs at least one worker, got " + std::to_string(n));
   if (n > 4096)
     throw std::invalid_argument("weft::ThreadPool: " + std::to_string(n) + " workers is more than the 4096 allowed");
+  if (options_.stack_size != 0 && options_.stack_size < min_stack_size())
+    throw std::invalid_argument("weft::ThreadPool: a worker stack of " + std::to_string(options_.stack_size) +
+                                " bytes is below the system's minimum of " + std::to_string(min_stack_size()));
   const Topology& topo = Topology::instance();
   cpus_ = place(topo, options_.placement, n);  // throws for one_per_core beyond the cores
 
@@ -98,10 +101,10 @@ PoolCore::PoolCore(PoolOptions options)
       Worker* raw = w.get();
       // relaxed: a test sets the hook before it builds the pool.
       if (WorkerStartHook hook = g_worker_start_hook.load(std::memory_order_relaxed)) hook(started);
-      w->thread = std::thread([this, raw] { run_worker(*raw); });
+      w->thread.start(options_.stack_size, [this, raw] { run_worker(*raw); });
       ++started;
       // cpus_, not raw->cpu: an unpinned worker is writing its own.
-      if (!cpus_.empty()) pin_thread(raw->thread, cpus_[static_cast<std::size_t>(started - 1)]);
+      if (!cpus_.empty()) pin_native_thread(raw->thread.native_handle(), cpus_[static_cast<std::size_t>(started - 1)]);
     }
   } catch (...) {
     const std::string why = describe(std::current_exception());
@@ -321,7 +324,12 @@ void PoolCore::record_exception(std::exception_ptr e) noexcept {
 
 // ---- ThreadPool --------------------------------------------------------------
 
-ThreadPool::ThreadPool(PoolOptions options) : core_(std::make_unique<detail::PoolCore>(std::move(options))) {}
+ThreadPool::ThreadPool(PoolOptions options)
+    : core_(std::make_unique<detail::PoolCore>(std::move(options), this)) {}
+ThreadPool* ThreadPool::current() noexcept {
+  const detail::PoolCore* p = detail::this_worker().pool;
+  return p != nullptr ? p->owner : nullptr;
+}
 ThreadPool::~ThreadPool() = default;  // PoolCore's destructor shuts down and joins
 void ThreadPool::push(detail::TaskNode* t) { core_->push(t); }
 std::size_t ThreadPool::take_back(bool (*take)(detail::TaskNode*, const void*) noexcept, const void* ctx) noexcept {

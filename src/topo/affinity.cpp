@@ -1,5 +1,7 @@
 #include "weft/topo/affinity.hpp"
 
+#include "../exec/native_thread.hpp"
+
 #include <pthread.h>
 #include <sched.h>
 
@@ -81,6 +83,9 @@ void pin_thread(std::thread& t, int cpu) { apply(handle_of(t), single(cpu)); }
 void pin_thread(std::thread& t, const CpuSet& cpus) { apply(handle_of(t), cpus); }
 void pin_thread(std::jthread& t, int cpu) { apply(handle_of(t), single(cpu)); }
 void pin_thread(std::jthread& t, const CpuSet& cpus) { apply(handle_of(t), cpus); }
+namespace detail {
+void pin_native_thread(pthread_t thread, int cpu) { apply(thread, single(cpu)); }
+}  // namespace detail
 
 CpuSet this_thread_affinity() {
   cpu_set_t set;

@@ -112,14 +112,32 @@ class TaskGroup;
 
 namespace detail {
 // The group tasks running on this thread, innermost first: each GroupTask
-// links a frame on its own stack while it runs. A wait() that would block
-// walks it to refuse waiting for itself; a task pays two thread-local
-// stores for it, a wait() that does not block pays nothing.
+// links a frame on its own stack while it runs, numbered by a per-thread
+// count of frames ever linked. A wait() that would block must refuse to
+// wait for itself (a task of the group below it on this thread). The
+// common wait — by the thread that built the group, with the same frame on
+// top as when it built it — needs no walk: every frame linked since the
+// group was built is gone again, and the frames below were linked before
+// the group existed. Any other wait that would block walks the chain (the
+// rare case: a group shared between threads, or waited on from deeper
+// down). So a join costs O(1), not O(depth): a recursion thousands of
+// groups deep stays linear. A task pays a thread-local increment and two
+// stores for it.
 struct GroupFrame {
   const TaskGroup* group;
   GroupFrame* below;
+  std::uint64_t serial;
 };
 extern thread_local constinit GroupFrame* t_group_frames;
+extern thread_local constinit std::uint64_t t_group_serial;
+// The serial of this thread's innermost running group task (0: none).
+inline std::uint64_t top_group_serial() noexcept {
+  const GroupFrame* f = t_group_frames;
+  return f != nullptr ? f->serial : 0;
+}
+// Frames visited by self-wait walks, all threads: how a test tells that
+// the common wait walks none (relaxed: a count nothing is ordered by).
+std::uint64_t self_wait_frames_walked() noexcept;
 }  // namespace detail
 
 /// A set of tasks on a pool that one wait() joins: fork-join with
@@ -128,6 +146,10 @@ class TaskGroup {
  public:
   /// An empty group whose tasks run on `pool`.
   explicit TaskGroup(ThreadPool& pool) noexcept : pool_(pool) {}
+  /// An empty group on the calling worker's pool (ThreadPool::current()),
+  /// else on weft::default_pool(), which this may start: recursive code
+  /// need not pass its pool down.
+  TaskGroup();
   /// Cancelled when a stop is requested on `stop` (at once if it already was).
   TaskGroup(ThreadPool& pool, std::stop_token stop) noexcept
       : pool_(pool), on_stop_(std::move(stop), Canceller{this}) {}
@@ -216,7 +238,7 @@ class TaskGroup {
         g->finish_one(shard);
         return;
       }
-      detail::GroupFrame frame{g, detail::t_group_frames};
+      detail::GroupFrame frame{g, detail::t_group_frames, ++detail::t_group_serial};
       detail::t_group_frames = &frame;
       try {
         self->fn();
@@ -270,6 +292,10 @@ class TaskGroup {
   // The thread that built the group (the address of its t_group_frames):
   // its run()s count on the root word. Read by every run(); never written.
   const void* const builder_ = &detail::t_group_frames;
+  // The builder's innermost group task when it built the group (its
+  // frame's serial, 0: none): a wait() by the builder with this frame on
+  // top cannot be inside one of the group's tasks. Never written.
+  const std::uint64_t builder_top_ = detail::top_group_serial();
   // pool.size() shards, made by the first run() that needs one and kept
   // until the destructor; read by run()s on workers other than the builder.
   std::atomic<Shard*> shards_{nullptr};

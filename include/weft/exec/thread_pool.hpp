@@ -91,6 +91,12 @@ struct PoolOptions {
   /// trace, unless WEFT_TRACE is set (then kDefaultTraceCapacity). More than
   /// kMaxTraceCapacity is an error (std::invalid_argument).
   std::size_t trace_capacity = 0;
+  /// Bytes of stack for each worker thread; 0: the system's default (the
+  /// stack limit, usually 8 MiB). Deep recursion — fork-join over a tree
+  /// thousands of levels deep, where each level nests a wait — needs more.
+  /// Rounded up to whole pages; below the system's minimum (PTHREAD_STACK_MIN)
+  /// is an error (std::invalid_argument).
+  std::size_t stack_size = 0;
 };
 
 namespace detail {
@@ -189,6 +195,10 @@ class ThreadPool {
   /// outside thread in the pool's seat has the index of the worker sitting
   /// out for it, which runs nothing meanwhile: one thread per index.
   static int current_worker_index() noexcept;
+  /// The pool whose worker is calling (or whose seat the caller holds),
+  /// nullptr on any other thread: recursive code finds its pool without
+  /// passing it down, as oneTBB's and OpenMP's tasks find theirs.
+  [[nodiscard]] static ThreadPool* current() noexcept;
   /// Workers idle right now (searching for a task or parked): when to offer
   /// a loop's work to the pool (weft::adaptive). One relaxed load, so a hint
   /// that may be stale by the time it returns.

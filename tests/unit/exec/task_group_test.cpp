@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -45,6 +46,42 @@ TEST(TaskGroup, NestsDeeplyOnOneWorker) {
   auto f = pool.submit([&] { return depth_chain(pool, 200); });
   EXPECT_EQ(weft::detail::get_remote(f), 200);
   EXPECT_EQ(depth_chain(pool, 25), 25);
+}
+
+// A chain thousands of groups deep, each level's wait on the one worker:
+// every wait but the innermost finds its task still queued and would
+// block, so the self-wait check runs at every level. Checked by counting:
+// the builder's own waits must walk no frame (before the check became
+// O(1), each walked the whole chain below it: ~d^2/2 = 12.5 million frames
+// here). Needs a stack bigger than the default for 5,000 nested waits.
+TEST(TaskGroup, ADeepChainOfWaitsWalksNoFrames) {
+  weft::test::Watchdog dog("a 5,000-deep chain of groups", std::chrono::seconds(60));
+  weft::PoolOptions o = workers(1);
+  o.stack_size = std::size_t{256} << 20;
+  weft::ThreadPool pool(o);
+  constexpr int kDepth = 5000;
+  const std::uint64_t before = weft::detail::self_wait_frames_walked();
+  auto f = pool.submit([&] { return depth_chain(pool, kDepth); });
+  EXPECT_EQ(weft::detail::get_remote(f), kDepth);
+  EXPECT_EQ(weft::detail::self_wait_frames_walked() - before, 0u);
+}
+
+TEST(TaskGroup, TheDefaultGroupRunsOnTheCallingWorkersPool) {
+  weft::test::Watchdog dog("TaskGroup() on the current pool");
+  weft::ThreadPool pool(workers(2));
+  std::atomic<int> on_pool{0};
+  auto f = pool.submit([&] {
+    EXPECT_EQ(weft::ThreadPool::current(), &pool);
+    weft::TaskGroup g;  // no pool named: this worker's
+    for (int i = 0; i < 64; ++i)
+      g.run([&] {
+        if (weft::ThreadPool::current() == &pool) on_pool.fetch_add(1);
+      });
+    g.wait();
+  });
+  weft::detail::get_remote(f);
+  EXPECT_EQ(on_pool.load(), 64);
+  EXPECT_EQ(weft::ThreadPool::current(), nullptr);  // this thread is no worker
 }
 
 TEST(TaskGroup, FirstExceptionRethrownAllChildrenRun) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -222,6 +224,35 @@ TEST(ThreadPool, DroppedFutureStillRuns) {
   { auto f = pool.submit([&] { ran = true; }); }
   pool.wait_idle();
   EXPECT_TRUE(ran.load());
+}
+
+TEST(ThreadPool, WorkersGetTheStackSizeAskedFor) {
+  weft::PoolOptions o;
+  o.workers = 2;
+  o.stack_size = std::size_t{64} << 20;
+  weft::ThreadPool pool(o);
+  auto f = pool.submit([] {
+    pthread_attr_t attr;
+    std::size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+      pthread_attr_getstacksize(&attr, &size);
+      pthread_attr_destroy(&attr);
+    }
+    return size;
+  });
+  EXPECT_GE(weft::detail::get_remote(f), std::size_t{64} << 20);
+}
+
+TEST(ThreadPool, AStackBelowTheMinimumIsRefusedByName) {
+  weft::PoolOptions o;
+  o.workers = 1;
+  o.stack_size = 100;
+  try {
+    weft::ThreadPool pool(o);
+    FAIL() << "a 100-byte stack was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("stack of 100 bytes"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
