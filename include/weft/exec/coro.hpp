@@ -21,7 +21,8 @@
 ///   on `pool` (a worker's own deque from one of its workers); it throws
 ///   std::runtime_error from outside a pool that is shut down, as post() does.
 /// * co_await future (a `weft::Future<U>`) suspends without blocking a thread:
-///   the future's completion queues the resumption on the future's pool, and
+///   the future's completion queues the resumption on the task's pool (see
+///   when_all below; the future's pool for a task that names none), and
 ///   a future already done resumes at once. The result is get(): the value,
 ///   the task's exception, or weft::cancelled. A future whose pool was shut
 ///   down before the resumption could be queued resumes it on the thread
@@ -33,8 +34,11 @@
 ///   children that finish at once, runs in constant stack in every build.
 ///   Its exception is rethrown in the awaiter.
 /// * co_await weft::when_all(tasks...) (or a vector of tasks) starts every
-///   child but the first on the pool of the calling worker (the default pool
-///   outside one), runs the first in place, and resumes the awaiter on the
+///   child but the first on the task's pool — the pool spawn() or
+///   sync_wait(pool, task) started it on or schedule() last moved it to,
+///   inherited by every child; with none named (a root run by
+///   sync_wait(task)), the calling worker's pool, else the default pool —
+///   runs the first in place, and resumes the awaiter on the
 ///   thread of the last to finish, with the values in order (std::monostate
 ///   for Task<void>; a vector, or nothing for void, from the vector form).
 ///   Every child runs to its end; the first failure by position is rethrown.
@@ -44,8 +48,9 @@
 ///
 /// pool.spawn(task) queues the task's start on the pool and returns the
 /// future of its result; cancel() on that future before the task starts
-/// destroys its frame unrun. sync_wait(task) starts the task on the calling
-/// thread and waits for its result: on a worker it runs other queued tasks
+/// destroys its frame unrun. sync_wait(pool, task) is spawn() and get():
+/// the whole tree runs on `pool`. sync_wait(task) starts the task on the
+/// calling thread and waits for its result: on a worker it runs other queued tasks
 /// meanwhile, so it cannot deadlock on a pool of one worker; elsewhere it
 /// spins, then sleeps (Future::get()).
 ///
@@ -124,7 +129,7 @@ class [[nodiscard]] Task {
     template <class P>
     void await_suspend(std::coroutine_handle<P> parent) noexcept {
       child.promise().continuation_ = parent;
-      child.promise().inherit_stop(parent.promise());
+      child.promise().inherit(parent.promise());
       detail::transfer(child);
     }
     T await_resume() { return child.promise().result_.take(); }
@@ -166,8 +171,11 @@ struct ScheduleAwaiter : TaskNode {
   explicit ScheduleAwaiter(ThreadPool* p) noexcept : TaskNode{&execute_impl, &discard_impl}, pool(p) {}
   bool await_ready() const noexcept { return false; }
   // Nothing may touch the awaiter after the push: a worker may already
-  // have resumed the coroutine and destroyed the frame.
-  void await_suspend(std::coroutine_handle<> coro) {
+  // have resumed the coroutine and destroyed the frame. A weft task
+  // belongs to `pool` from here on (its when_all children go there).
+  template <class P>
+  void await_suspend(std::coroutine_handle<P> coro) {
+    if constexpr (std::is_base_of_v<PromiseBase, P>) coro.promise().pool_ = &core_of(*pool);
     h = coro;
     pool->push(this);
   }
@@ -184,20 +192,24 @@ template <class U>
 struct FutureAwaiter : Continuation, TaskNode {
   Future<U>& f;
   std::coroutine_handle<> h;
+  PoolCore* home = nullptr;  // the awaiting task's pool, if it names one
 
   explicit FutureAwaiter(Future<U>& fut) noexcept
       : Continuation{&fire_impl}, TaskNode{&execute_impl, &discard_impl}, f(fut) {}
   bool await_ready() const { return f.ready(); }
   // attach() false: the future finished meanwhile; resume at once.
-  bool await_suspend(std::coroutine_handle<> coro) noexcept {
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> coro) noexcept {
+    if constexpr (std::is_base_of_v<PromiseBase, P>) home = coro.promise().pool_;
     h = coro;
     return FutureLink::state(f)->attach(this);
   }
   U await_resume() { return f.get(); }
 
+  // Back to the task's own pool when it has one, else the future's.
   static void fire_impl(Continuation* c) noexcept {
     auto* self = static_cast<FutureAwaiter*>(c);
-    push_continuation(*FutureLink::state(self->f)->pool, self);
+    push_continuation(self->home != nullptr ? *self->home : *FutureLink::state(self->f)->pool, self);
   }
   static void execute_impl(TaskNode* t) noexcept { resume_here(static_cast<FutureAwaiter*>(t)->h); }
   static void discard_impl(TaskNode* t) noexcept { resume_here(static_cast<FutureAwaiter*>(t)->h); }
@@ -246,7 +258,7 @@ template <class T>
 void bind_child(JoinChild& c, Join& j, weft::Task<T>& t, const PromiseBase& parent) {
   auto h = TaskAccess::handle(t);
   h.promise().completion_ = &c;
-  h.promise().inherit_stop(parent);
+  h.promise().inherit(parent);
   c.h = h;
   c.join = &j;
 }
@@ -254,11 +266,12 @@ void bind_child(JoinChild& c, Join& j, weft::Task<T>& t, const PromiseBase& pare
 // Queues children 1..n-1 and runs child 0 in place. The counter cannot
 // reach zero before child 0 runs, so the parent (already suspended) is
 // resumed exactly once, by the last child.
-inline void start_join(Join& j, JoinChild* kids, std::size_t n, std::coroutine_handle<> parent) {
+inline void start_join(Join& j, JoinChild* kids, std::size_t n, std::coroutine_handle<> parent,
+                       PoolCore* parent_pool) {
   j.parent = parent;
   // relaxed: the pushes below publish it to the children's threads.
   j.remaining.store(n, std::memory_order_relaxed);
-  PoolCore& pool = current_or_default_pool();
+  PoolCore& pool = parent_pool != nullptr ? *parent_pool : current_or_default_pool();
   for (std::size_t i = 1; i < n; ++i) push_continuation(pool, &kids[i]);
   transfer(kids[0].h);
 }
@@ -286,7 +299,7 @@ struct JoinTuple {
   template <class P>
   void await_suspend(std::coroutine_handle<P> parent) {
     bind_all(parent.promise(), std::index_sequence_for<Ts...>{});
-    start_join(join, kids, sizeof...(Ts), parent);
+    start_join(join, kids, sizeof...(Ts), parent, parent.promise().pool_);
   }
   std::tuple<JoinValue<Ts>...> await_resume() {
     return std::apply([](auto&... t) { return std::tuple<JoinValue<Ts>...>{take_joined(t)...}; }, tasks);
@@ -310,7 +323,7 @@ struct JoinVector {
   void await_suspend(std::coroutine_handle<P> parent) {
     kids = std::make_unique<JoinChild[]>(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i) bind_child(kids[i], join, tasks[i], parent.promise());
-    start_join(join, kids.get(), tasks.size(), parent);
+    start_join(join, kids.get(), tasks.size(), parent, parent.promise().pool_);
   }
   auto await_resume() {
     if constexpr (std::is_void_v<T>) {
@@ -369,6 +382,16 @@ Future<T> ThreadPool::spawn(Task<T> task) {
   Future<T> fut = detail::FutureLink::adopt<T>(node);
   push(node);  // on failure push() cancelled the node and dropped the queue's reference
   return fut;
+}
+
+/// Runs `task` to completion on `pool` — spawn() then get() — from any
+/// thread: the root starts on a worker of `pool` and its when_all children
+/// are queued there too, wherever the caller is. The caller waits as
+/// Future::get() does (a worker runs queued tasks meanwhile).
+template <class T>
+T sync_wait(ThreadPool& pool, Task<T> task) {
+  if (!task.valid()) throw std::invalid_argument("weft::sync_wait: the task is not valid");
+  return pool.spawn(std::move(task)).get();
 }
 
 /// Runs `task` to completion from any thread and returns its value (or

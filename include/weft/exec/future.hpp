@@ -50,7 +50,8 @@
 ///   bit 2      kWaiter: some thread may sleep on the word
 ///   bit 3      kContinuation: `next` holds a continuation to fire once done
 ///   bit 4      kBlocked: a continuation or when_all/when_any node whose
-///              inputs are not all done; no waiter may claim it
+///              inputs are not all done, or a spawned coroutine's node not
+///              yet started; no waiter may claim it or run it in place
 ///
 ///   transition                by                               how
 ///   Pending -> Claimed        the worker that pops it, or a    compare-exchange (one wins;
@@ -380,8 +381,14 @@ class Future {
     check();
     if (ready()) return;
     const bool may_inline = allow_inline || detail::on_worker_thread();
-    // A coroutine's node (weft/exec/coro.hpp) may suspend in there, not done.
-    if (may_inline && detail::run_if_still_queued(s_) && ready()) return;
+    // Not a spawned coroutine's node (kBlocked until a worker starts it):
+    // its tree must run on the pool it was spawned on, and its when_all
+    // children would follow this thread instead (weft/exec/coro.hpp).
+    // relaxed: kBlocked is set before the push this thread made and only a
+    // worker's claim clears it, after which the node is no longer queued.
+    const bool spawned_coroutine =
+        (s_->state.load(std::memory_order_relaxed) & detail::FutureState<T>::kBlocked) != 0;
+    if (may_inline && !spawned_coroutine && detail::run_if_still_queued(s_) && ready()) return;
     if (may_inline && s_->claim()) {
       s_->run_claimed();
       return;

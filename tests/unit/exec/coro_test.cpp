@@ -113,7 +113,7 @@ TEST(Coro, AwaitingAFutureSuspendsWithoutBlocking) {
   auto waiter = [](weft::ThreadPool& p, weft::ThreadPool& q, weft::Future<int>& f) -> Task<std::pair<int, bool>> {
     co_await p.schedule();
     const int v = co_await f;
-    co_return std::make_pair(v + 1, q.is_worker());
+    co_return std::make_pair(v + 1, p.is_worker() && !q.is_worker());
   };
   auto result = here.spawn(waiter(here, there, fut));
   // The waiter holds `here`'s only worker until it suspends; a task queued
@@ -122,9 +122,9 @@ TEST(Coro, AwaitingAFutureSuspendsWithoutBlocking) {
   EXPECT_EQ(weft::detail::get_remote(probe), 1);
   EXPECT_FALSE(result.ready());
   gate.release();
-  const auto [v, on_futures_pool] = result.get();
+  const auto [v, on_own_pool] = result.get();
   EXPECT_EQ(v, 42);
-  EXPECT_TRUE(on_futures_pool);  // resumed by the future's pool
+  EXPECT_TRUE(on_own_pool);  // resumed on the task's pool, not the future's
   EXPECT_FALSE(fut.valid());     // co_await consumed it
 }
 
@@ -250,6 +250,44 @@ TEST(Coro, WhenAllRunsChildrenInParallelOnThePool) {
     co_return a + b;
   };
   EXPECT_EQ(weft::sync_wait(both()), 2);
+}
+
+// A tree of when_all children counts the calls that ran on a worker of
+// the pool the root was started on; every call must.
+Task<std::int64_t> counted_fib(int n, weft::ThreadPool* pool, std::atomic<std::int64_t>* off) {
+  if (weft::ThreadPool::current() != pool) off->fetch_add(1, std::memory_order_relaxed);
+  if (n < 2) co_return n;
+  auto [a, b] = co_await weft::when_all(counted_fib(n - 1, pool, off), counted_fib(n - 2, pool, off));
+  co_return a + b;
+}
+
+TEST(Coro, EveryCallOfASpawnedTreeRunsOnItsPool) {
+  weft::test::Watchdog dog("where a spawned tree runs");
+  weft::ThreadPool pool(workers(2));
+  std::atomic<std::int64_t> off{0};
+  EXPECT_EQ(pool.spawn(counted_fib(18, &pool, &off)).get(), 2584);
+  EXPECT_EQ(off.load(), 0) << "calls of pool.spawn(task) ran off the pool";
+  EXPECT_EQ(weft::sync_wait(pool, counted_fib(18, &pool, &off)), 2584);
+  EXPECT_EQ(off.load(), 0) << "calls of sync_wait(pool, task) ran off the pool";
+  // Moved by schedule() onto a second pool: the children follow it there.
+  weft::ThreadPool other(workers(2));
+  auto hop = [](weft::ThreadPool& to, std::atomic<std::int64_t>* o) -> Task<std::int64_t> {
+    co_await to.schedule();
+    auto [a, b] = co_await weft::when_all(counted_fib(12, &to, o), counted_fib(11, &to, o));
+    co_return a + b;
+  };
+  EXPECT_EQ(pool.spawn(hop(other, &off)).get(), 233);
+  EXPECT_EQ(off.load(), 0) << "children of a task scheduled onto another pool ran elsewhere";
+  // Awaiting another pool's future comes back to the task's own pool.
+  auto away = [](weft::ThreadPool& home, weft::ThreadPool& elsewhere,
+                 std::atomic<std::int64_t>* o) -> Task<std::int64_t> {
+    const int n = co_await elsewhere.submit([] { return 12; });
+    if (weft::ThreadPool::current() != &home) o->fetch_add(1);
+    auto [a, b] = co_await weft::when_all(counted_fib(n, &home, o), counted_fib(n - 1, &home, o));
+    co_return a + b;
+  };
+  EXPECT_EQ(pool.spawn(away(pool, other, &off)).get(), 233);
+  EXPECT_EQ(off.load(), 0) << "a task that awaited another pool's future went on there";
 }
 
 TEST(Coro, WhenAllGivesMonostateForVoidAndVectorsInOrder) {

@@ -93,6 +93,11 @@ struct PromiseBase {
   std::coroutine_handle<> continuation_;
   Completion* completion_ = nullptr;
   std::stop_token stop_;
+  // The pool the task belongs to: the one spawn() queued it on or the last
+  // schedule() moved it to, else its awaiter's (children inherit it);
+  // when_all queues children there. nullptr: none named (a root started by
+  // sync_wait(task)): the calling worker's pool, else the default pool.
+  PoolCore* pool_ = nullptr;
 
   static void* operator new(std::size_t size) { return allocate_task(size, __STDCPP_DEFAULT_NEW_ALIGNMENT__); }
   static void operator delete(void* p, std::size_t size) noexcept {
@@ -114,9 +119,10 @@ struct PromiseBase {
   FinalAwaiter final_suspend() const noexcept { return {}; }
 
   // A child awaited (or joined) without a stop token of its own sees its
-  // parent's.
-  void inherit_stop(const PromiseBase& parent) {
+  // parent's, and belongs to its parent's pool.
+  void inherit(const PromiseBase& parent) {
     if (!stop_.stop_possible()) stop_ = parent.stop_;
+    pool_ = parent.pool_;
   }
 };
 
@@ -183,6 +189,7 @@ struct SpawnState final : FutureState<T>, Completion {
     this->pool = p;
     this->done = &done_impl;
     h.promise().completion_ = this;
+    h.promise().pool_ = p;  // spawn()'s pool (nullptr from sync_wait(task))
   }
   SpawnState(const SpawnState&) = delete;
   SpawnState& operator=(const SpawnState&) = delete;
