@@ -19,8 +19,10 @@
 /// More, smaller blocks would balance better but read the input more (a
 /// reduced block is read twice, block 0 once); with p + 1 the extra work is
 /// the least that still keeps every worker busy in both passes. Short
-/// ranges (under two blocks of kScanMinBlock) and one-worker pools scan
-/// serially.
+/// ranges (under two blocks of kScanMinBlock elements, i.e. below 32,768)
+/// and one-worker pools scan serially. There is no grain argument (unlike
+/// oneTBB's parallel_scan): the block count is fixed by the pool's size,
+/// so a short range of costly elements is scanned serially.
 ///
 /// Exceptions from op (or the iterators) reach the caller after both passes'
 /// running parts stop; the output is then partly written. A call from inside
