@@ -10,11 +10,11 @@
 ///   double t = weft::parallel_reduce(pool, v.begin(), v.end(), 0.0, std::plus<>{}, stop);  // stoppable
 ///
 /// The range is halved recursively down to the grain: the MOST elements a
-/// leaf holds (a range of at most `grain` is one leaf). oneTBB's grainsize
-/// is the opposite bound — a range is split only while it is larger than
-/// the grain, so its leaves hold between grain/2 and grain — and OpenMP's
-/// chunk is an exact size: pass oneTBB's grainsize here and leaves come out
-/// the same. The two halves run in parallel (parallel_invoke: the left
+/// leaf holds (a range of at most `grain` is one leaf, so leaves hold
+/// between grain/2 and grain). That is what oneTBB's grainsize means under
+/// its simple_partitioner; under its default auto_partitioner grainsize is
+/// only a floor (larger ranges may stay whole), and OpenMP's chunk is an
+/// exact size. The two halves run in parallel (parallel_invoke: the left
 /// one on this thread, the right one offered to idle workers) and their
 /// results combine as op(left, right). A leaf folds blocks of 8 elements,
 /// each a balanced tree b = op(op(op(t0, t1), op(t2, t3)), op(op(t4, t5),
