@@ -11,6 +11,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev   # the CLI
   libgtest-dev libgmock-dev libbenchmark-dev   # tests and micro-benchmarks
   libtbb-dev libboost-dev                 # peers in the pool experiments
+  nettle-dev                              # SHA-1 for the UTS trees of weft suite
   libmimalloc-dev libjemalloc-dev         # peers in the allocator experiment
   python3 python3-matplotlib              # plots for the report
   spin                                    # model checks of the protocols

@@ -576,6 +576,12 @@ def plot_bars(results, name, metric, title):
     medians = [r["median"] for r in rs if r["median"] > 0]
     log = bool(medians) and max(medians) > 100 * min(medians)
     grouped_bars(ax, groups, series, lambda g, s: by.get((g, s)), log=log)
+    if len(groups) > 6:  # many clusters: wider, and their names slanted so they do not overlap
+        fig.set_size_inches(max(SIZE[0], 0.55 * len(groups)), SIZE[1] + 0.8)
+        ax.tick_params(axis="x", labelrotation=45)
+        for t in ax.get_xticklabels():
+            t.set_horizontalalignment("right")
+        fig.tight_layout()
     unit = rs[0].get("unit", "")
     xlabel = ", ".join("workers" if q == "threads" else q for q in quals)
     return finish(fig, ax, title, f"weft {name}: median {metric} per variant, bars from min to max over the "
