@@ -719,7 +719,7 @@ const Register<SuiteParams> reg{{
                          "ms per run, speed-up over serial, ns per task at 1 worker, peak RSS above serial",
                          p.fib_n, p.skynet_depth, p.nqueens_n, p.integrate_n, p.matmul_n);
     },
-    .print = [](const Result& r) { print_goals(r, 70); },
+    .print = [](const Result& r) { print_ratios(r, "Goals (at every worker count):", 70); },
     .child = run_suite_child,
     .prepare = [](SuiteParams& p) { p.child_exe = "/proc/self/exe"; },
     .figures = {"bars:speedup", "bars:peak_rss_above_serial_mb"},
