@@ -16,6 +16,16 @@ bool help_one() noexcept {
   return c.worker != nullptr && c.pool->help_one(*c.worker);
 }
 
+bool help_until(const std::atomic<std::uint32_t>& word, DonePredicate done) noexcept {
+  const WorkerContext& c = this_worker();
+  if (c.worker == nullptr) return false;
+  // acquire: as the caller's own check, done() publishes what the awaited
+  // tasks did.
+  while (!done(word.load(std::memory_order_acquire)))
+    if (!c.pool->help_one(*c.worker)) return false;
+  return true;
+}
+
 namespace {
 // A pool wait: the waiter-bit protocol, helping on a worker thread.
 struct BlockOn : WaiterBitWait<DonePredicate> {

@@ -221,11 +221,13 @@ const char* trace_path_from_env() noexcept;
 bool trace_env_attach(const PoolCore& pool) noexcept;
 void trace_env_detach(const PoolCore& pool) noexcept;
 
-// The calling thread's worker, if it is one, and its pool.
+// The calling thread's worker, if it is one, and its pool. Inline: every
+// push, pop and wait reads it (an out-of-line call was three per fork).
 struct WorkerContext {
   PoolCore* pool = nullptr;
   Worker* worker = nullptr;
 };
-WorkerContext& this_worker() noexcept;
+extern thread_local constinit WorkerContext t_this_worker;
+inline WorkerContext& this_worker() noexcept { return t_this_worker; }
 
 }  // namespace weft::detail

@@ -187,7 +187,7 @@ void TaskGroup::take_back_queued() noexcept {
 // computing.
 void TaskGroup::wait_as_one_of_the_p() noexcept {
   if (detail::on_worker_thread()) {
-    detail::block_on(state_, &TaskGroup::done, kWaiter, true);
+    if (!detail::help_until(state_, &TaskGroup::done)) detail::block_on(state_, &TaskGroup::done, kWaiter, true);
     return;
   }
   {
@@ -238,7 +238,9 @@ TaskGroup::~TaskGroup() {
   if (error_claimed_.load(std::memory_order_acquire) && error_) {
     report_error("weft::TaskGroup destroyed with an exception nobody wait()ed for", error_);
   }
-  delete[] shards_.load(std::memory_order_relaxed);  // relaxed: quiet, as wait() left it
+  // relaxed: quiet, as wait() left it. Tested first: a group that never
+  // sharded (fork-join's) skips the call.
+  if (Shard* s = shards_.load(std::memory_order_relaxed)) delete[] s;
 }
 
 }  // namespace weft

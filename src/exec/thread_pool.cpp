@@ -42,10 +42,7 @@ std::string describe(std::exception_ptr e) {
 }
 }  // namespace
 
-WorkerContext& this_worker() noexcept {
-  thread_local WorkerContext ctx;
-  return ctx;
-}
+thread_local constinit WorkerContext t_this_worker;
 
 void futex_wake_all(std::atomic<std::uint32_t>& word) noexcept { futex_wake(word, kWakeAll); }
 
