@@ -50,12 +50,13 @@ struct Serial {
   }
 };
 
-// The pool is the calling worker's (ThreadPool::current()): recursive code
-// needs no pool argument, as with oneTBB and OpenMP.
-struct WeftGroup {
+// A group type's fork-join: Group g = kMake(); g.run(...); ...; g.wait().
+// A prvalue from kMake initialises g directly (neither group type moves).
+template <class Group, Group (*kMake)()>
+struct GroupFj {
   template <class A, class B>
   static void invoke(A&& a, B&& b) {
-    TaskGroup g(*ThreadPool::current());
+    Group g = kMake();
     g.run([&a] { a(); });
     b();
     g.wait();
@@ -63,31 +64,21 @@ struct WeftGroup {
   template <class F>
   static void for_n(int n, F&& f) {
     if (n <= 0) return;
-    TaskGroup g(*ThreadPool::current());
+    Group g = kMake();
     for (int i = 0; i + 1 < n; ++i) g.run([&f, i] { f(i); });
     f(n - 1);
     g.wait();
   }
 };
 
+// The pool is the calling worker's (ThreadPool::current()): recursive code
+// needs no pool argument, as with oneTBB and OpenMP.
+inline TaskGroup weft_group() { return TaskGroup(*ThreadPool::current()); }
+using WeftGroup = GroupFj<TaskGroup, &weft_group>;
+
 #ifdef WEFT_HAVE_TBB
-struct TbbGroup {
-  template <class A, class B>
-  static void invoke(A&& a, B&& b) {
-    oneapi::tbb::task_group g;
-    g.run([&a] { a(); });
-    b();
-    g.wait();
-  }
-  template <class F>
-  static void for_n(int n, F&& f) {
-    if (n <= 0) return;
-    oneapi::tbb::task_group g;
-    for (int i = 0; i + 1 < n; ++i) g.run([&f, i] { f(i); });
-    f(n - 1);
-    g.wait();
-  }
-};
+inline oneapi::tbb::task_group tbb_group() { return {}; }
+using TbbGroup = GroupFj<oneapi::tbb::task_group, &tbb_group>;
 #endif
 
 #ifdef WEFT_HAVE_OPENMP
