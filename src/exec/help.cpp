@@ -16,17 +16,21 @@ bool help_one() noexcept {
   return c.worker != nullptr && c.pool->help_one(*c.worker);
 }
 
-bool help_until(const std::atomic<std::uint32_t>& word, DonePredicate done) noexcept {
+namespace {
+// The fast path of a helping wait (a fork-join join, whose task is usually
+// this worker's own newest): on a worker, runs queued tasks until done(),
+// with no spin set-up, no clock and no waiter bit. False when not on a
+// worker, or nothing is left to run and it is not done: the protocol below
+// takes over.
+bool helped_until_done(const std::atomic<std::uint32_t>& word, DonePredicate done) noexcept {
   const WorkerContext& c = this_worker();
   if (c.worker == nullptr) return false;
-  // acquire: as the caller's own check, done() publishes what the awaited
-  // tasks did.
+  // acquire: as the protocol's poll(), done() publishes the awaited work.
   while (!done(word.load(std::memory_order_acquire)))
     if (!c.pool->help_one(*c.worker)) return false;
   return true;
 }
 
-namespace {
 // A pool wait: the waiter-bit protocol, helping on a worker thread.
 struct BlockOn : WaiterBitWait<DonePredicate> {
   bool helping;
@@ -43,6 +47,7 @@ struct BlockOn : WaiterBitWait<DonePredicate> {
 
 bool block_on(std::atomic<std::uint32_t>& word, DonePredicate done, std::uint32_t waiter_bit, bool help,
               std::chrono::nanoseconds timeout) noexcept {
+  if (help && helped_until_done(word, done)) return true;
   BlockOn p{{{}, word, done, waiter_bit}, help};
   return wait_until(p, WaitOptions{}, Deadline::after(timeout));
 }

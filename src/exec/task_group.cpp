@@ -9,7 +9,6 @@
 #include "weft/detail/sched_point.hpp"
 #include "weft/error.hpp"
 #include "weft/exec/cancelled.hpp"
-#include "weft/exec/default_pool.hpp"
 
 namespace weft {
 
@@ -31,14 +30,7 @@ namespace {
 constexpr std::uint32_t kWaiter = 1;
 }  // namespace
 
-namespace {
-ThreadPool& current_or_default() {
-  ThreadPool* p = ThreadPool::current();
-  return p != nullptr ? *p : default_pool();
-}
-}  // namespace
-
-TaskGroup::TaskGroup() : TaskGroup(current_or_default()) {}
+TaskGroup::TaskGroup() : TaskGroup(*detail::current_or_default_pool().owner) {}
 
 bool TaskGroup::running_on_this_thread() const noexcept {
   // The builder with the frame it built the group under on top: nothing
@@ -187,7 +179,7 @@ void TaskGroup::take_back_queued() noexcept {
 // computing.
 void TaskGroup::wait_as_one_of_the_p() noexcept {
   if (detail::on_worker_thread()) {
-    if (!detail::help_until(state_, &TaskGroup::done)) detail::block_on(state_, &TaskGroup::done, kWaiter, true);
+    detail::block_on(state_, &TaskGroup::done, kWaiter, true);
     return;
   }
   {

@@ -27,13 +27,6 @@ bool block_on(std::atomic<std::uint32_t>& word, DonePredicate done, std::uint32_
 // (its own deque first, then stealing). True if it ran one.
 bool help_one() noexcept;
 
-// On a worker thread: runs queued tasks until done(word) (true) or none is
-// left to run (false); false at once elsewhere. The fast path of a
-// fork-join wait, whose awaited task is usually this worker's own newest:
-// no spin set-up, no clock, no waiter bit; block_on() takes over when it
-// returns false.
-bool help_until(const std::atomic<std::uint32_t>& word, DonePredicate done) noexcept;
-
 // If `t` is the task the calling thread pushed last and no thief has taken
 // it, takes it back and runs it here (a submit followed by get() then never
 // leaves the thread). True if it ran.
