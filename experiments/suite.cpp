@@ -88,25 +88,6 @@ std::int64_t pow10(int d) {
   return x;
 }
 
-std::int64_t nqueens_nodes(int n, const Board& b) {
-  if (b.row == n) return 1;
-  std::uint32_t moves[32];
-  const int k = legal_moves(n, b, moves);
-  std::int64_t s = 1;
-  for (int i = 0; i < k; ++i) s += nqueens_nodes(n, place(b, moves[i]));
-  return s;
-}
-
-std::int64_t integrate_nodes(double x1, double y1, double x2, double y2, double area) {
-  const double half = (x2 - x1) / 2;
-  const double x0 = x1 + half;
-  const double y0 = integrand(x0);
-  const double left = (y1 + y0) / 2 * half;
-  const double right = (y0 + y2) / 2 * half;
-  if (std::abs(left + right - area) < kIntegrateEpsilon) return 1;
-  return 1 + integrate_nodes(x1, y1, x0, y0, left) + integrate_nodes(x0, y0, x2, y2, right);
-}
-
 // Strongly correlated items (value = weight + 10), the hard class for
 // branch and bound, from a fixed seed; sorted by value per weight.
 std::vector<Item> knapsack_items() {
@@ -132,30 +113,26 @@ int knapsack_dp(const std::vector<Item>& items, int capacity) {
   return best[static_cast<std::size_t>(capacity)];
 }
 
-Work make_work(const std::string& name, const SuiteParams& p) {
+// The inputs and the expected answer; call_tree_size() adds the task count.
+Work make_inputs(const std::string& name, const SuiteParams& p) {
   Work w;
   w.name = name;
   if (name == "fib") {
     w.kind = Kind::fib;
     w.n = p.fib_n;
     w.expected = fib_iterative(w.n);
-    w.tasks = 2 * fib_iterative(w.n + 1) - 1;  // calls of the call tree
   } else if (name == "skynet") {
     w.kind = Kind::skynet;
     w.n = p.skynet_depth;
     const std::int64_t leaves = pow10(w.n);
     w.expected = leaves * (leaves - 1) / 2;
-    w.tasks = (10 * leaves - 1) / 9;  // 1 + 10 + ... + 10^depth
   } else if (name == "nqueens") {
     w.kind = Kind::nqueens;
     w.n = p.nqueens_n;
     w.expected = kQueens[static_cast<std::size_t>(w.n)];
-    w.tasks = nqueens_nodes(w.n, Board{0, 0, 0, 0});
   } else if (name == "integrate") {
     w.kind = Kind::integrate;
     w.n = p.integrate_n;
-    const double hi = w.n;
-    w.tasks = integrate_nodes(0, integrand(0), hi, integrand(hi), 0);
   } else if (name == "matmul") {
     w.kind = Kind::matmul;
     w.n = p.matmul_n;
@@ -171,12 +148,6 @@ Work make_work(const std::string& name, const SuiteParams& p) {
       w.b[i] = static_cast<float>((i * 5 + 1) % 4);
     }
     matmul_leaf({w.a.data(), w.n}, {w.b.data(), w.n}, {w.product.data(), w.n}, w.n);
-    std::int64_t nodes = 0;
-    for (std::int64_t side = w.n, level = 1; side >= kMatmulLeaf; side /= 2, level *= 8) {
-      nodes += level;
-      if (side == kMatmulLeaf) break;
-    }
-    w.tasks = nodes;
   } else if (name == "knapsack") {
     w.kind = Kind::knapsack;
     w.items = knapsack_items();
@@ -251,6 +222,18 @@ Task<Answer> compute_co(Work& w) {
     }
   }
   co_return a;
+}
+
+// A workload ready to run: its inputs, and its call tree's size from one
+// counting serial run (UTS's is published; knapsack's varies: 0).
+Work make_work(const std::string& name, const SuiteParams& p) {
+  Work w = make_inputs(name, p);
+  if (w.kind != Kind::uts && w.kind != Kind::knapsack) {
+    Counting::calls = 0;
+    compute<Counting>(w);
+    w.tasks = 1 + Counting::calls;
+  }
+  return w;
 }
 
 // The check of every run: a wrong answer fails the whole experiment.
@@ -334,12 +317,16 @@ PoolOptions suite_pool(int threads) {
   return o;
 }
 
+// Seconds f() takes, its answer into the run's.
+template <class F>
+double timed(const Run& r, F&& f) {
+  const std::int64_t t0 = wall_ns();
+  *r.answer = f();
+  return seconds_since(t0);
+}
+
 double run_serial(const Run& r) {
-  return on_stack(r.work->deep, [&] {
-    const std::int64_t t0 = wall_ns();
-    *r.answer = compute<Serial>(*r.work);
-    return seconds_since(t0);
-  });
+  return on_stack(r.work->deep, [&] { return timed(r, [&] { return compute<Serial>(*r.work); }); });
 }
 
 // The root runs on one of the P (a worker, or this thread in the pool's
@@ -348,9 +335,7 @@ double run_weft(const Run& r) {
   ThreadPool pool(suite_pool(r.threads));
   start_workers(pool);
   return on_stack(r.work->deep, [&] {
-    const std::int64_t t0 = wall_ns();
-    *r.answer = detail::on_workers(pool, [&] { return compute<WeftGroup>(*r.work); });
-    return seconds_since(t0);
+    return timed(r, [&] { return detail::on_workers(pool, [&] { return compute<WeftGroup>(*r.work); }); });
   });
 }
 
@@ -359,9 +344,7 @@ double run_weft(const Run& r) {
 double run_weft_coro(const Run& r) {
   ThreadPool pool(suite_pool(r.threads));
   start_workers(pool);
-  const std::int64_t t0 = wall_ns();
-  *r.answer = sync_wait(pool, compute_co(*r.work));
-  return seconds_since(t0);
+  return timed(r, [&] { return sync_wait(pool, compute_co(*r.work)); });
 }
 
 #ifdef WEFT_HAVE_TBB
@@ -369,11 +352,7 @@ double run_tbb(const Run& r) {
   // The suites' oneTBB UTS asks for big worker stacks too.
   const oneapi::tbb::global_control stack(oneapi::tbb::global_control::thread_stack_size, kDeepStack);
   return on_stack(r.work->deep, [&] {
-    return in_tbb_arena(r.threads, [&] {
-      const std::int64_t t0 = wall_ns();
-      *r.answer = compute<TbbGroup>(*r.work);
-      return seconds_since(t0);
-    });
+    return in_tbb_arena(r.threads, [&] { return timed(r, [&] { return compute<TbbGroup>(*r.work); }); });
   });
 }
 #endif
@@ -381,14 +360,7 @@ double run_tbb(const Run& r) {
 #ifdef WEFT_HAVE_OPENMP
 double run_openmp(const Run& r) {
   return on_stack(r.work->deep, [&] {
-    return omp_team(
-        r.threads,
-        [&] {
-          const std::int64_t t0 = wall_ns();
-          *r.answer = compute<OmpTasks>(*r.work);
-          return seconds_since(t0);
-        },
-        *r.team);
+    return omp_team(r.threads, [&] { return timed(r, [&] { return compute<OmpTasks>(*r.work); }); }, *r.team);
   });
 }
 #endif
@@ -400,6 +372,15 @@ const std::array<harness::Variant<RunFn>, 5> kVariants{{
     {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
     {"openmp", kOpenMp, true, WEFT_XP_IF_OPENMP(run_openmp)},
 }};
+
+// One checked run of `variant` (its seconds): matmul's C reset first.
+double run_once(Work& w, const std::string& variant, int threads, OmpTeamSeen& team) {
+  Answer a;
+  reset(w);
+  const double s = harness::variant(kVariants, variant).run(Run{&w, threads, &a, &team});
+  verify(w, variant, a);
+  return s;
+}
 
 struct WorkloadName {
   std::string_view name;
@@ -516,9 +497,7 @@ void run_suite_child(const std::string& spec) {
         p.matmul_n))
     throw std::invalid_argument("suite: bad --internal-child spec '" + spec + "'");
   Work w = make_work(workload, p);
-  Answer a;
   OmpTeamSeen team;
-  reset(w);
   // The peak from here on: what starting the CLI touched and gave back
   // (parsing, the topology) would otherwise hide a smaller run's peak.
   // Writing 5 to clear_refs resets VmHWM to the current RSS (Linux 4.0+).
@@ -526,8 +505,7 @@ void run_suite_child(const std::string& spec) {
     std::ofstream f("/proc/self/clear_refs");
     return static_cast<bool>(f << "5" << std::flush);
   }();
-  harness::variant(kVariants, variant).run(Run{&w, threads, &a, &team});
-  verify(w, variant, a);
+  run_once(w, variant, threads, team);
   long kib = -1;
   std::ifstream status("/proc/self/status");
   for (std::string line; reset_peak && std::getline(status, line);)
@@ -566,12 +544,7 @@ Result run_suite(const SuiteParams& p) {
   std::vector<OmpTeamSeen> teams(units.size());
   harness::run_units(units, plan, [&](const harness::Unit& u) {
     const std::size_t i = static_cast<std::size_t>(&u - units.data());
-    Work& w = works[work_of[i]];
-    Answer a;
-    reset(w);
-    const double s = harness::variant(kVariants, u.variant).run(Run{&w, u.threads, &a, &teams[i]});
-    verify(w, u.variant, a);
-    return s;
+    return run_once(works[work_of[i]], u.variant, u.threads, teams[i]);
   });
 
   Result r;

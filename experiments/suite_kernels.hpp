@@ -50,6 +50,23 @@ struct Serial {
   }
 };
 
+// Serial, counting the calls a fork makes: one serial run gives the call
+// tree's size (the tasks of the parallel forms) for any kernel. Single-
+// threaded by construction, so a plain counter.
+struct Counting {
+  static inline std::int64_t calls = 0;
+  template <class A, class B>
+  static void invoke(A&& a, B&& b) {
+    calls += 2;
+    Serial::invoke(a, b);
+  }
+  template <class F>
+  static void for_n(int n, F&& f) {
+    calls += n;
+    Serial::for_n(n, f);
+  }
+};
+
 // A group type's fork-join: Group g = kMake(); g.run(...); ...; g.wait().
 // A prvalue from kMake initialises g directly (neither group type moves).
 template <class Group, Group (*kMake)()>
