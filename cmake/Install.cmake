@@ -20,12 +20,12 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/weftConfig.cmake ${PROJECT_BINARY_DIR}/weftConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/weft COMPONENT dev)
 
-# A static libweft needs hwloc on the consumer's link line even without
+# A static libweft needs hwloc and liburing on the consumer's link line even without
 # `pkg-config --static`; a shared one carries it by itself.
 if(BUILD_SHARED_LIBS)
   set(WEFT_PC_STATIC_LIBS "")
 else()
-  set(WEFT_PC_STATIC_LIBS " -lhwloc")
+  set(WEFT_PC_STATIC_LIBS " -lhwloc -luring")
 endif()
 file(RELATIVE_PATH WEFT_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
 configure_file(cmake/weft.pc.in ${PROJECT_BINARY_DIR}/weft.pc @ONLY)

@@ -1,7 +1,8 @@
 # Debian packages of the install components (cmake/Install.cmake), built by
 # `make package` (cpack -G DEB in build/release):
 #   libweft-dev  the static library, its headers, CMake and pkg-config files;
-#                depends on libhwloc-dev, which a static libweft links against
+#                depends on libhwloc-dev and liburing-dev, which a static
+#                libweft links against
 #   weft         the weft command and its plotter; its library dependencies
 #                come from dpkg-shlibdeps, matplotlib (for the report's
 #                figures) is recommended
@@ -26,7 +27,7 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libweft-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libhwloc-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "libhwloc-dev, liburing-dev")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "C++20 multithreading for Linux: work-stealing pool, futures, task groups, parallel algorithms, hwloc placement (static library, headers, CMake and pkg-config files)")
 

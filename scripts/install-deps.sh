@@ -7,7 +7,8 @@ packages=(
   build-essential cmake pkg-config
   clang libclang-rt-14-dev                # the second compiler of the test matrix
   libomp-dev                              # OpenMP for clang (g++ ships libgomp): a peer in the experiments
-  libhwloc-dev hwloc                      # topology (the library's one dependency)
+  libhwloc-dev hwloc                      # topology
+  liburing-dev                            # io_uring for weft::AsyncFile
   libcli11-dev libfmt-dev nlohmann-json3-dev   # the CLI
   libgtest-dev libgmock-dev libbenchmark-dev   # tests and micro-benchmarks
   libtbb-dev libboost-dev                 # peers in the pool experiments

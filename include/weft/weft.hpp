@@ -2,6 +2,10 @@
 /// weft/weft.hpp — the umbrella header: every public layer of weft.
 #pragma once
 
+#include "weft/aio/async_file.hpp"
+#include "weft/aio/async_mutex.hpp"
+#include "weft/aio/channel.hpp"
+#include "weft/aio/sleep.hpp"
 #include "weft/error.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/coro.hpp"
