@@ -1,8 +1,12 @@
 // weft::AsyncFile (weft/aio/async_file.hpp): the one file that includes
 // <liburing.h>. Two backends behind detail::aio::submit():
-//   Ring     one io_uring per process; submitters prepare SQEs under a lock,
-//            a completion thread sleeps in io_uring_wait_cqe and resumes
-//            each finished operation's coroutine on its pool;
+//   Ring     one io_uring per process; a submitter prepares its SQE under a
+//            lock, submits, and takes the completions already there (a
+//            page-cache hit completes inside the submit, so its coroutine
+//            goes on in place); a completion thread sleeps on a condition
+//            variable while nothing is in the kernel, else in
+//            io_uring_wait_cqe, and queues each finished operation's
+//            coroutine on its pool;
 //   Threads  4 blocking threads running pread/pwrite/fdatasync, for hosts
 //            that refuse io_uring (or WEFT_AIO_BACKEND=threads).
 #include <fcntl.h>
@@ -149,25 +153,40 @@ class Ring final : public Backend {
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
-      // A no-op with no operation behind it wakes the completion thread.
+      // A no-op with no operation behind it wakes the completion thread if
+      // it sleeps in the kernel.
       if (io_uring_sqe* sqe = io_uring_get_sqe(&ring_)) {
         io_uring_prep_nop(sqe);
         io_uring_sqe_set_data(sqe, nullptr);
+        ++in_kernel_;
         io_uring_submit(&ring_);
       }
     }
+    cv_.notify_one();
     reaper_.join();
     io_uring_queue_exit(&ring_);
   }
+
+  // Submits, then takes the completions already there: a read served from
+  // the page cache completes inside io_uring_enter, so its coroutine goes
+  // on in place (arm() finds it claimed) and nobody is woken.
   void submit(IoOp* op) override {
-    std::lock_guard lock(mu_);
-    if (in_kernel_ >= kRingDepth) {  // full: waits in line for a completion
-      op->next_op = nullptr;
-      (tail_ != nullptr ? tail_->next_op : head_) = op;
-      tail_ = op;
-      return;
+    IoOp* done = nullptr;
+    bool wake_reaper = false;
+    {
+      std::lock_guard lock(mu_);
+      if (in_kernel_ >= kRingDepth) {  // full: waits in line for a completion
+        op->next_op = nullptr;
+        (tail_ != nullptr ? tail_->next_op : head_) = op;
+        tail_ = op;
+        return;
+      }
+      start(op);
+      done = drain();
+      wake_reaper = in_kernel_ > 0 && !reaper_armed_;
     }
-    start(op);
+    if (wake_reaper) cv_.notify_one();
+    finish_all(done);
   }
   const char* name() const noexcept override { return "io_uring"; }
 
@@ -177,7 +196,8 @@ class Ring final : public Backend {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
     if (sqe == nullptr) {  // cannot happen with in_kernel_ < depth; fail the op rather than lose it
       op->error = EAGAIN;
-      finish(*op);
+      op->next_op = failed_;
+      failed_ = op;
       return;
     }
     switch (op->kind) {
@@ -189,68 +209,99 @@ class Ring final : public Backend {
       case IoKind::sync: io_uring_prep_fsync(sqe, fd_of(*op), IORING_FSYNC_DATASYNC); break;
     }
     io_uring_sqe_set_data(sqe, op);
+    // release: the op's fields, written on this thread, before the thread
+    // that takes its completion reads them (the kernel orders it anyway;
+    // this makes the order visible to ThreadSanitizer for one store).
+    op->handed.store(true, std::memory_order_release);
     ++in_kernel_;
-    if (const int rc = io_uring_submit(&ring_); rc < 0) {
-      // The SQE stays queued and goes in with the next submit; say nothing
-      // here unless the ring itself is broken.
-      if (rc != -EAGAIN && rc != -EBUSY && rc != -EINTR) {
-        report_error("weft::AsyncFile: io_uring_submit failed",
-                     std::make_exception_ptr(std::system_error(-rc, std::generic_category(), "io_uring_submit")));
+    for (;;) {
+      const int rc = io_uring_submit(&ring_);
+      if (rc >= 0 || rc != -EINTR) {
+        if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) {
+          report_error("weft::AsyncFile: io_uring_submit failed",
+                       std::make_exception_ptr(std::system_error(-rc, std::generic_category(), "io_uring_submit")));
+        }
+        // EAGAIN/EBUSY: the SQE stays queued and goes in with the next submit.
+        return;
       }
     }
   }
 
+  // Under mu_: accounts every completion there is and returns the finished
+  // operations (to finish_all() once the lock is dropped); resubmits the
+  // rest of short writes and starts operations waiting in line.
+  IoOp* drain() noexcept {
+    IoOp* done = std::exchange(failed_, nullptr);
+    IoOp* again = nullptr;
+    unsigned head = 0, seen = 0;
+    io_uring_cqe* cqe = nullptr;
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      ++seen;
+      auto* op = static_cast<IoOp*>(io_uring_cqe_get_data(cqe));
+      if (op == nullptr) continue;  // the destructor's wake-up
+      // acquire: pairs with start()'s release.
+      (void)op->handed.load(std::memory_order_acquire);
+      if (account(*op, cqe->res)) {
+        op->next_op = done;
+        done = op;
+      } else {
+        op->next_op = again;
+        again = op;
+      }
+    }
+    io_uring_cq_advance(&ring_, seen);
+    in_kernel_ -= seen;
+    while (again != nullptr) start(std::exchange(again, again->next_op));
+    while (head_ != nullptr && in_kernel_ < kRingDepth) {
+      IoOp* op = head_;
+      head_ = op->next_op;
+      if (head_ == nullptr) tail_ = nullptr;
+      start(op);
+    }
+    return done;
+  }
+
+  static void finish_all(IoOp* done) noexcept {
+    while (done != nullptr) finish(*std::exchange(done, done->next_op));
+  }
+
+  // The completion thread, for what does not complete at submission (a
+  // read from the disk, a write, a sync): it sleeps on a condition
+  // variable while nothing is in the kernel, else in io_uring_wait_cqe.
   void run() {
+    std::unique_lock lock(mu_);
     for (;;) {
-      io_uring_cqe* cqe = nullptr;
-      const int rc = io_uring_wait_cqe(&ring_, &cqe);
-      if (rc == -EINTR) continue;
-      if (rc < 0) {
+      cv_.wait(lock, [&] { return in_kernel_ > 0 || stopping_; });
+      if (in_kernel_ == 0) return;  // stopping, and nothing is left
+      reaper_armed_ = true;
+      lock.unlock();
+      // Returns once a completion is there; a submitter may take it first,
+      // and then drain() below finds nothing, which is harmless. The raw
+      // enter, not io_uring_wait_cqe(): that one reads the completion
+      // queue's head outside mu_, and only drain() (under mu_) may.
+      const int rc = io_uring_enter(static_cast<unsigned>(ring_.ring_fd), 0, 1, IORING_ENTER_GETEVENTS, nullptr);
+      lock.lock();
+      reaper_armed_ = false;
+      if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
         report_error("weft::AsyncFile: the completion thread stops",
-                     std::make_exception_ptr(std::system_error(-rc, std::generic_category(), "io_uring_wait_cqe")));
+                     std::make_exception_ptr(std::system_error(-rc, std::generic_category(), "io_uring_enter")));
         return;
       }
-      // Only this thread consumes completions: take every one there is.
-      unsigned head = 0, seen = 0;
-      bool stop = false;
-      IoOp* again = nullptr;  // short writes to resubmit
-      io_uring_for_each_cqe(&ring_, head, cqe) {
-        ++seen;
-        auto* op = static_cast<IoOp*>(io_uring_cqe_get_data(cqe));
-        if (op == nullptr) {
-          stop = true;
-          continue;
-        }
-        if (account(*op, cqe->res)) {
-          finish(*op);
-        } else {
-          op->next_op = again;
-          again = op;
-        }
-      }
-      io_uring_cq_advance(&ring_, seen);
-      std::lock_guard lock(mu_);
-      in_kernel_ -= seen - (stop ? 1 : 0);
-      while (again != nullptr) {  // a resubmission takes the slot it left
-        IoOp* op = again;
-        again = op->next_op;
-        start(op);
-      }
-      while (head_ != nullptr && in_kernel_ < kRingDepth) {
-        IoOp* op = head_;
-        head_ = op->next_op;
-        if (head_ == nullptr) tail_ = nullptr;
-        start(op);
-      }
-      if (stop && stopping_) return;
+      IoOp* done = drain();
+      lock.unlock();
+      finish_all(done);
+      lock.lock();
     }
   }
 
   io_uring ring_{};
-  std::mutex mu_;  // the submission queue, in_kernel_ and the line
+  std::mutex mu_;  // the submission and completion queues, in_kernel_ and the line
+  std::condition_variable cv_;
   unsigned in_kernel_ = 0;
+  bool reaper_armed_ = false;  // the completion thread is (about to be) in io_uring_wait_cqe
   IoOp* head_ = nullptr;
   IoOp* tail_ = nullptr;
+  IoOp* failed_ = nullptr;
   bool stopping_ = false;
   std::thread reaper_;
 };

@@ -35,6 +35,7 @@
 ///   the co_await is written in place).
 #pragma once
 
+#include <atomic>
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
@@ -64,6 +65,10 @@ struct IoOp : Waiter {
   std::size_t done = 0;  // bytes moved so far (a write resubmits the rest)
   int error = 0;         // errno of a failed operation
   IoOp* next_op = nullptr;
+  // Set by the submitter just before the kernel gets the op, read by the
+  // completion thread first: the kernel orders the two, but a race
+  // detector cannot see through it, so this pair makes the order explicit.
+  std::atomic<bool> handed{false};
 };
 
 // Hands `op` to the backend; its completion claims it (and resumes it).
