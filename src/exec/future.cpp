@@ -23,6 +23,11 @@ void push_continuation(PoolCore& pool, TaskNode* t) noexcept {
   }
 }
 
+bool on_worker_of(const PoolCore& pool) noexcept {
+  const WorkerContext& c = this_worker();
+  return c.pool == &pool && c.worker != nullptr;
+}
+
 PoolCore& current_or_default_pool() {
   if (PoolCore* p = this_worker().pool) return *p;
   return core_of(default_pool());

@@ -4,7 +4,9 @@
 #include <chrono>
 
 #include "pool_core.hpp"
+#include "weft/detail/exec/deferred.hpp"
 #include "weft/detail/exec/block_on.hpp"
+#include "weft/detail/exec/promise.hpp"
 #include "weft/detail/sync/wait.hpp"
 
 namespace weft::detail {
@@ -48,12 +50,31 @@ struct BlockOn : WaiterBitWait<DonePredicate> {
 bool block_on(std::atomic<std::uint32_t>& word, DonePredicate done, std::uint32_t waiter_bit, bool help,
               std::chrono::nanoseconds timeout) noexcept {
   if (help && helped_until_done(word, done)) return true;
+  // Inside a coroutine's resumption, before this thread sleeps: the
+  // hand-off slot's coroutine goes to its pool's queues (it would otherwise
+  // run only once the waiting coroutine suspends, which may be what this
+  // waits for), and resumptions the wait causes use the queues too. (The
+  // helping above may have put one there: it runs tasks in this context.)
+  Trampoline& t = trampoline;
+  const bool in_coroutine = t.active;
+  if (in_coroutine) {
+    t.active = false;
+    if (t.handoff) {
+      t.handoff = {};
+      push_continuation(*t.handoff_pool, t.handoff_node);
+    }
+  }
   BlockOn p{{{}, word, done, waiter_bit}, help};
-  return wait_until(p, WaitOptions{}, Deadline::after(timeout));
+  const bool ok = wait_until(p, WaitOptions{}, Deadline::after(timeout));
+  t.active = in_coroutine;
+  return ok;
 }
 
 bool PoolCore::help_one(Worker& w) noexcept {
   TaskNode* t = find_task(w);
+  // Nothing queued here: submit what this thread put off (its coroutines'
+  // I/O may be what the wait waits for), then look again.
+  if (t == nullptr && run_deferred()) t = find_task(w);
   if (t == nullptr) return false;
   execute(w, t);
   return true;

@@ -127,6 +127,8 @@ void push_continuation(PoolCore& pool, TaskNode* t) noexcept;
 // node that no pool produced (when_all of nothing) sends its continuations.
 PoolCore& current_or_default_pool();
 PoolCore& core_of(ThreadPool& pool) noexcept;
+// True on a worker thread of `pool`.
+bool on_worker_of(const PoolCore& pool) noexcept;
 
 // What a future fires once its result is ready: see "The continuation hook"
 // above. It must stay alive until fired.

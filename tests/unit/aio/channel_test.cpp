@@ -191,4 +191,46 @@ TEST(Channel, WaitersAreServedInArrivalOrder) {
   EXPECT_EQ(order, (std::vector<int>{0, 101, 202, 303, 404}));  // popper k got value k
 }
 
+TEST(Channel, AHandOffKeepsAPingPongOnOneWorker) {
+  weft::test::Watchdog dog("ping-pong on one worker");
+  weft::ThreadPool pool(weft::test::workers(2));
+  Channel<int> ping(1), pong(1);
+  std::atomic<int> moves{0};  // a side of the pair running on another thread than its last message
+  auto side = [&](Channel<int>& in, Channel<int>& out, bool first) -> Task<> {
+    std::thread::id last = std::this_thread::get_id();
+    for (int i = 0; i < 10000; ++i) {
+      if (first) co_await out.push(i);
+      auto v = co_await in.pop();
+      if (!first) co_await out.push(*v);
+      if (std::this_thread::get_id() != last) moves.fetch_add(1);
+      last = std::this_thread::get_id();
+    }
+  };
+  auto both = [&]() -> Task<> { co_await weft::when_all(side(pong, ping, true), side(ping, pong, false)); };
+  weft::sync_wait(pool, both());
+  // The woken side runs next on the waking side's worker; a thief may take
+  // it only between bursts of kMaxHandoffs hand-offs.
+  EXPECT_LT(moves.load(), 2 * 10000 / 8) << "the pair kept changing threads";
+}
+
+TEST(Channel, AWaitInsideACoroutineDoesNotStrandTheCoroutineItWoke) {
+  // One worker: the pusher wakes the popper into its hand-off slot, then
+  // blocks in sync_wait() on a task that needs the popper to run. The wait
+  // must queue the slot's coroutine, or nothing ever runs it.
+  weft::test::Watchdog dog("a wait after a hand-off", std::chrono::seconds(60));
+  weft::ThreadPool pool(weft::test::workers(1));
+  Channel<int> a(0), b(0);
+  auto popper = [&]() -> Task<> { co_await b.push(*co_await a.pop() + 1); };
+  auto needs_popper = [&]() -> Task<int> { co_return *co_await b.pop(); };
+  auto pusher = [&]() -> Task<int> {
+    co_await a.push(41);                       // the popper is in the slot now
+    co_return weft::sync_wait(needs_popper());  // a blocking wait on this worker
+  };
+  auto root = [&]() -> Task<int> {
+    auto [ignored, v] = co_await weft::when_all(popper(), pusher());
+    co_return v;
+  };
+  EXPECT_EQ(weft::sync_wait(pool, root()), 42);
+}
+
 }  // namespace

@@ -103,9 +103,23 @@ struct Waiter : TaskNode {
     return (state.fetch_or(kClaimed, std::memory_order_acq_rel) & kArmed) != 0;
   }
 
-  // Queues the coroutine's resumption on its pool. Nothing touches the
-  // waiter afterwards: it lives in the coroutine's frame.
-  void resume() noexcept { push_continuation(*home, this); }
+  // Queues the coroutine's resumption on its pool: into this thread's
+  // hand-off slot (detail/exec/promise.hpp) when a coroutine of the same
+  // pool is running here and the slot is free, so the woken coroutine runs
+  // on this worker as soon as the running one suspends; else on the pool's
+  // queues. Nothing touches the waiter afterwards: it lives in the
+  // coroutine's frame.
+  void resume() noexcept {
+    Trampoline& t = trampoline;
+    if (t.active && !t.handoff && t.handoffs < kMaxHandoffs && on_worker_of(*home)) {
+      ++t.handoffs;
+      t.handoff = h;
+      t.handoff_node = this;
+      t.handoff_pool = home;
+      return;
+    }
+    push_continuation(*home, this);
+  }
 
   // After resumption: throws weft::cancelled if a stop came first.
   void check_cancelled() const {

@@ -51,23 +51,56 @@ namespace detail {
 struct Trampoline {
   std::coroutine_handle<> next;
   bool armed = false;
+  // The hand-off slot: a coroutine another one just woke on this worker (a
+  // channel's receiver, a semaphore's next holder: weft/detail/aio/
+  // waiter.hpp), run by this loop as soon as the running coroutine
+  // suspends, on this thread, before anything else. Message passing
+  // between two coroutines then stays on one worker, with no queueing and
+  // no wake-up, the way Go's and Tokio's schedulers keep a "run next" slot.
+  // `active`: a resume_here() loop is running on this thread (only then is
+  // the slot read); `handoffs`: slots it has taken, capped so that a pair
+  // bouncing messages forever still lets the worker's queue run.
+  // A wait that blocks or helps (block_on) first queues the slot's
+  // coroutine on its pool (handoff_node, handoff_pool) and clears `active`
+  // while it waits: what it runs meanwhile must not park a coroutine in a
+  // slot that only runs once the waiting coroutine suspends.
+  std::coroutine_handle<> handoff;
+  TaskNode* handoff_node = nullptr;
+  PoolCore* handoff_pool = nullptr;
+  bool active = false;
+  unsigned handoffs = 0;
 };
-inline thread_local Trampoline trampoline;
+inline constexpr unsigned kMaxHandoffs = 64;
+// constinit: constant-initialized, so every access is a plain TLS load (no
+// lazy-init wrapper call, which an inline thread_local otherwise gets).
+inline thread_local constinit Trampoline trampoline{};
 
 // Runs `h` and every coroutine handed over from it on this thread, until
 // one suspends without naming a successor. Saves and restores an outer
 // loop's state: a task may sync_wait(), or a waiting worker run other
 // tasks, in the middle of a resumption.
+//
+// A loop also runs the coroutine left in the hand-off slot once the one it
+// resumed suspends without naming a successor; it never ends with one left
+// there. A nested loop (a wait inside a resumption helping with other
+// tasks) may run the outer one's: sooner, on the same thread.
 inline void resume_here(std::coroutine_handle<> h) {
   Trampoline& t = trampoline;
-  const Trampoline outer = t;
+  const std::coroutine_handle<> outer_next = t.next;
+  const bool outer_armed = t.armed;
+  const bool outer_active = t.active;
+  t.active = true;
   while (h) {
     t.next = {};
     t.armed = true;
     h.resume();
     h = t.next;
+    if (!h) h = std::exchange(t.handoff, {});
   }
-  t = outer;
+  t.next = outer_next;
+  t.armed = outer_armed;
+  t.active = outer_active;
+  t.handoffs = 0;
 }
 
 // Called last in an await_suspend: `h` (if any) runs next on this thread.
