@@ -1,20 +1,22 @@
 // weft::AsyncFile (weft/aio/async_file.hpp): the one file that includes
 // <liburing.h>. Two backends behind detail::aio::submit():
-//   Ring     one io_uring per process; a submitter prepares its SQE under a
-//            lock, submits, and takes the completions already there (a
-//            page-cache hit completes inside the submit, so its coroutine
-//            goes on in place); a completion thread sleeps on a condition
-//            variable while nothing is in the kernel, else in
-//            io_uring_wait_cqe, and queues each finished operation's
-//            coroutine on its pool;
+//   Rings    one io_uring per submitting thread; a worker batches its
+//            coroutines' SQEs into one io_uring_enter, and takes the
+//            completions already there (a page-cache hit completes inside
+//            the submit, so its coroutine goes on in place); one completion
+//            thread sleeps in epoll_wait on the rings' eventfds and queues
+//            each operation that finishes later on its coroutine's pool;
 //   Threads  4 blocking threads running pread/pwrite/fdatasync, for hosts
 //            that refuse io_uring (or WEFT_AIO_BACKEND=threads).
 #include <fcntl.h>
 #include <liburing.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +30,8 @@
 #include <vector>
 
 #include "weft/aio/async_file.hpp"
+#include "weft/detail/exec/block_on.hpp"
+#include "weft/detail/exec/deferred.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
@@ -141,60 +145,90 @@ class Threads final : public Backend {
 
 // ---- io_uring -------------------------------------------------------------------
 
-class Ring final : public Backend {
+// One ring per thread that submits: a single shared ring serialized every
+// submission (and the page-cache copies a submission does inline) on one
+// lock, so 2 workers read no faster than one. A ring outlives its thread
+// (operations in flight still complete) and is handed to the next thread
+// that needs one.
+class Ring {
  public:
   // Throws std::system_error if the kernel refuses a ring.
-  Ring() {
+  explicit Ring(int epoll_fd) {
     if (const int rc = io_uring_queue_init(kRingDepth, &ring_, 0); rc < 0)
       throw std::system_error(-rc, std::generic_category(), "io_uring_queue_init");
-    reaper_ = std::thread([this] { run(); });
-  }
-  ~Ring() override {
-    {
-      std::lock_guard lock(mu_);
-      stopping_ = true;
-      // A no-op with no operation behind it wakes the completion thread if
-      // it sleeps in the kernel.
-      if (io_uring_sqe* sqe = io_uring_get_sqe(&ring_)) {
-        io_uring_prep_nop(sqe);
-        io_uring_sqe_set_data(sqe, nullptr);
-        ++in_kernel_;
-        io_uring_submit(&ring_);
-      }
+    efd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = this;
+    if (efd_ < 0 || io_uring_register_eventfd(&ring_, efd_) < 0 || ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, efd_, &ev) < 0) {
+      const int e = errno;
+      if (efd_ >= 0) ::close(efd_);
+      io_uring_queue_exit(&ring_);
+      throw std::system_error(e, std::generic_category(), "io_uring completion eventfd");
     }
-    cv_.notify_one();
-    reaper_.join();
-    io_uring_queue_exit(&ring_);
   }
+  ~Ring() {
+    io_uring_queue_exit(&ring_);
+    ::close(efd_);
+  }
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
 
-  // Submits, then takes the completions already there: a read served from
-  // the page cache completes inside io_uring_enter, so its coroutine goes
-  // on in place (arm() finds it claimed) and nobody is woken.
-  void submit(IoOp* op) override {
+  // On a worker, the SQE waits for the worker's other coroutines (up to
+  // kBatch) and goes in with theirs when the worker runs out of tasks
+  // (detail/exec/deferred.hpp): one system call for the batch. Elsewhere it
+  // goes in at once. Either way the submitter then takes the completions
+  // already there: a read served from the page cache completes inside
+  // io_uring_enter, so its coroutine goes on in place (arm() finds it
+  // claimed) or is queued on its pool by this thread.
+  void submit(IoOp* op, void (*flush_hook)() noexcept) {
     IoOp* done = nullptr;
-    bool wake_reaper = false;
     {
       std::lock_guard lock(mu_);
-      if (in_kernel_ >= kRingDepth) {  // full: waits in line for a completion
+      if (in_kernel_ + prepared_ >= kRingDepth) {  // full: waits in line for a completion
         op->next_op = nullptr;
         (tail_ != nullptr ? tail_->next_op : head_) = op;
         tail_ = op;
-        return;
+        if (prepared_ > 0) done = submit_and_drain();  // what is prepared must go in for the line to move
+      } else {
+        prepare(op);
+        if (on_worker_thread() && prepared_ < kBatch) {
+          t_deferred = flush_hook;
+          return;
+        }
+        done = submit_and_drain();
       }
-      start(op);
-      done = drain();
-      wake_reaper = in_kernel_ > 0 && !reaper_armed_;
     }
-    if (wake_reaper) cv_.notify_one();
     finish_all(done);
   }
-  const char* name() const noexcept override { return "io_uring"; }
+
+  // Submits what this ring holds back and takes the completions there are:
+  // the owner's deferred batch, or (from the completion thread, when the
+  // eventfd says a completion came) whatever finished in the kernel.
+  void flush() noexcept {
+    IoOp* done = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      done = submit_and_drain();
+    }
+    finish_all(done);
+  }
+
+  // The completion thread, when the eventfd is readable.
+  void on_event() noexcept {
+    std::uint64_t n = 0;
+    while (::read(efd_, &n, sizeof n) < 0 && errno == EINTR) {
+    }
+    flush();
+  }
 
  private:
-  // Under mu_, with room in the kernel.
-  void start(IoOp* op) noexcept {
+  static constexpr unsigned kBatch = 32;  // SQEs a worker holds back at most
+
+  // Under mu_, with room in the rings: the op's SQE, not submitted yet.
+  void prepare(IoOp* op) noexcept {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (sqe == nullptr) {  // cannot happen with in_kernel_ < depth; fail the op rather than lose it
+    if (sqe == nullptr) {  // cannot happen with room counted; fail the op rather than lose it
       op->error = EAGAIN;
       op->next_op = failed_;
       failed_ = op;
@@ -213,33 +247,47 @@ class Ring final : public Backend {
     // that takes its completion reads them (the kernel orders it anyway;
     // this makes the order visible to ThreadSanitizer for one store).
     op->handed.store(true, std::memory_order_release);
-    ++in_kernel_;
+    ++prepared_;
+  }
+
+  // Under mu_: submits every prepared SQE and takes the completions there
+  // are, again while taking them prepared more (the rest of a short write,
+  // operations from the line). Returns the finished operations, for
+  // finish_all() once the lock is dropped.
+  IoOp* submit_and_drain() noexcept {
+    IoOp* done = std::exchange(failed_, nullptr);
     for (;;) {
-      const int rc = io_uring_submit(&ring_);
-      if (rc >= 0 || rc != -EINTR) {
-        if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) {
+      if (prepared_ > 0) {
+        int rc = 0;
+        do {
+          rc = io_uring_submit(&ring_);
+        } while (rc == -EINTR);
+        if (rc > 0) {
+          in_kernel_ += static_cast<unsigned>(rc);
+          prepared_ -= std::min(prepared_, static_cast<unsigned>(rc));
+        } else if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) {
           report_error("weft::AsyncFile: io_uring_submit failed",
                        std::make_exception_ptr(std::system_error(-rc, std::generic_category(), "io_uring_submit")));
         }
-        // EAGAIN/EBUSY: the SQE stays queued and goes in with the next submit.
-        return;
+        // EAGAIN/EBUSY: the SQEs stay queued and go in with the next submit.
       }
+      const unsigned before = prepared_;
+      drain(done);
+      if (prepared_ == before || prepared_ == 0) return done;  // nothing new to submit
     }
   }
 
-  // Under mu_: accounts every completion there is and returns the finished
-  // operations (to finish_all() once the lock is dropped); resubmits the
-  // rest of short writes and starts operations waiting in line.
-  IoOp* drain() noexcept {
-    IoOp* done = std::exchange(failed_, nullptr);
+  // Under mu_: accounts every completion there is, chaining the finished
+  // operations onto `done`; prepares the rest of short writes and
+  // operations waiting in line.
+  void drain(IoOp*& done) noexcept {
     IoOp* again = nullptr;
     unsigned head = 0, seen = 0;
     io_uring_cqe* cqe = nullptr;
     io_uring_for_each_cqe(&ring_, head, cqe) {
       ++seen;
       auto* op = static_cast<IoOp*>(io_uring_cqe_get_data(cqe));
-      if (op == nullptr) continue;  // the destructor's wake-up
-      // acquire: pairs with start()'s release.
+      // acquire: pairs with prepare()'s release.
       (void)op->handed.load(std::memory_order_acquire);
       if (account(*op, cqe->res)) {
         op->next_op = done;
@@ -251,60 +299,129 @@ class Ring final : public Backend {
     }
     io_uring_cq_advance(&ring_, seen);
     in_kernel_ -= seen;
-    while (again != nullptr) start(std::exchange(again, again->next_op));
-    while (head_ != nullptr && in_kernel_ < kRingDepth) {
+    while (again != nullptr) prepare(std::exchange(again, again->next_op));
+    while (head_ != nullptr && in_kernel_ + prepared_ < kRingDepth) {
       IoOp* op = head_;
       head_ = op->next_op;
       if (head_ == nullptr) tail_ = nullptr;
-      start(op);
+      prepare(op);
     }
-    return done;
   }
 
   static void finish_all(IoOp* done) noexcept {
     while (done != nullptr) finish(*std::exchange(done, done->next_op));
   }
 
-  // The completion thread, for what does not complete at submission (a
-  // read from the disk, a write, a sync): it sleeps on a condition
-  // variable while nothing is in the kernel, else in io_uring_wait_cqe.
-  void run() {
-    std::unique_lock lock(mu_);
-    for (;;) {
-      cv_.wait(lock, [&] { return in_kernel_ > 0 || stopping_; });
-      if (in_kernel_ == 0) return;  // stopping, and nothing is left
-      reaper_armed_ = true;
-      lock.unlock();
-      // Returns once a completion is there; a submitter may take it first,
-      // and then drain() below finds nothing, which is harmless. The raw
-      // enter, not io_uring_wait_cqe(): that one reads the completion
-      // queue's head outside mu_, and only drain() (under mu_) may.
-      const int rc = io_uring_enter(static_cast<unsigned>(ring_.ring_fd), 0, 1, IORING_ENTER_GETEVENTS, nullptr);
-      lock.lock();
-      reaper_armed_ = false;
-      if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
-        report_error("weft::AsyncFile: the completion thread stops",
-                     std::make_exception_ptr(std::system_error(-rc, std::generic_category(), "io_uring_enter")));
-        return;
-      }
-      IoOp* done = drain();
-      lock.unlock();
-      finish_all(done);
-      lock.lock();
-    }
-  }
-
   io_uring ring_{};
-  std::mutex mu_;  // the submission and completion queues, in_kernel_ and the line
-  std::condition_variable cv_;
+  int efd_ = -1;   // signalled by the kernel on each completion
+  std::mutex mu_;  // the rings, the counts and the line: the owner and the completion thread
   unsigned in_kernel_ = 0;
-  bool reaper_armed_ = false;  // the completion thread is (about to be) in io_uring_wait_cqe
+  unsigned prepared_ = 0;  // SQEs prepared, not yet submitted
   IoOp* head_ = nullptr;
   IoOp* tail_ = nullptr;
   IoOp* failed_ = nullptr;
-  bool stopping_ = false;
-  std::thread reaper_;
 };
+
+// The rings and the completion thread: it sleeps in epoll_wait on the
+// rings' eventfds (nothing spins) and, when one is readable, takes that
+// ring's completions and queues their coroutines on their pools. A page-
+// cache hit completes inside its submitter's io_uring_enter, which takes it
+// first; the eventfd then wakes this thread once per batch for nothing.
+void give_back_ring(Ring* r) noexcept;
+
+// The thread's ring, taken (or made) on its first operation and handed back
+// when the thread exits.
+struct RingHolder {
+  Ring* ring = nullptr;
+  ~RingHolder() {
+    if (ring != nullptr) give_back_ring(ring);
+  }
+};
+thread_local RingHolder t_ring;
+
+class Rings final : public Backend {
+ public:
+  Rings() {
+    epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
+    stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (epfd_ < 0 || stop_fd_ < 0) throw std::system_error(errno, std::generic_category(), "epoll/eventfd");
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = nullptr;  // the stop
+    ::epoll_ctl(epfd_, EPOLL_CTL_ADD, stop_fd_, &ev);
+    free_.push_back(make_ring());  // the probe: throws where io_uring is refused
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Rings() override {
+    const std::uint64_t one = 1;
+    (void)::write(stop_fd_, &one, sizeof one);
+    thread_.join();
+    all_.clear();
+    ::close(stop_fd_);
+    ::close(epfd_);
+  }
+  void submit(IoOp* op) override { mine().submit(op, &flush_mine); }
+  const char* name() const noexcept override { return "io_uring"; }
+
+  static Rings* instance;
+
+  void give_back(Ring* r) noexcept {
+    std::lock_guard lock(mu_);
+    try {
+      free_.push_back(r);
+    } catch (...) {  // no room to list it: it stays with all_, unused
+    }
+  }
+
+ private:
+  Ring& mine() {
+    if (t_ring.ring == nullptr) {
+      std::lock_guard lock(mu_);
+      if (free_.empty()) free_.push_back(make_ring());
+      t_ring.ring = free_.back();
+      free_.pop_back();
+    }
+    return *t_ring.ring;
+  }
+  // Under mu_ (or in the constructor).
+  Ring* make_ring() {
+    all_.push_back(std::make_unique<Ring>(epfd_));
+    return all_.back().get();
+  }
+  static void flush_mine() noexcept {
+    if (t_ring.ring != nullptr) t_ring.ring->flush();
+  }
+
+  void run() {
+    epoll_event events[16];
+    for (;;) {
+      const int n = ::epoll_wait(epfd_, events, 16, -1);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        report_error("weft::AsyncFile: the completion thread stops",
+                     std::make_exception_ptr(std::system_error(errno, std::generic_category(), "epoll_wait")));
+        return;
+      }
+      for (int i = 0; i < n; ++i) {
+        if (events[i].data.ptr == nullptr) return;  // the destructor
+        static_cast<Ring*>(events[i].data.ptr)->on_event();
+      }
+    }
+  }
+
+  int epfd_ = -1;
+  int stop_fd_ = -1;
+  std::mutex mu_;  // all_ and free_
+  std::vector<std::unique_ptr<Ring>> all_;
+  std::vector<Ring*> free_;
+  std::thread thread_;
+};
+
+Rings* Rings::instance = nullptr;
+
+void give_back_ring(Ring* r) noexcept {
+  if (Rings::instance != nullptr) Rings::instance->give_back(r);
+}
 
 std::unique_ptr<Backend> make_backend() {
   const char* forced = std::getenv("WEFT_AIO_BACKEND");
@@ -315,7 +432,9 @@ std::unique_ptr<Backend> make_backend() {
     return std::make_unique<Threads>();
   }
   try {
-    return std::make_unique<Ring>();
+    auto rings = std::make_unique<Rings>();
+    Rings::instance = rings.get();
+    return rings;
   } catch (const std::system_error&) {
     report_error("weft::AsyncFile: io_uring is not available here; file operations run on 4 blocking threads",
                  std::current_exception());

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "pool_core.hpp"
+#include "weft/detail/exec/deferred.hpp"
 #include "weft/error.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/exec/victim_rings.hpp"
@@ -256,10 +257,17 @@ void PoolCore::run_worker(Worker& w) {
   rings_ready_.wait(false, std::memory_order_acquire);  // acquire: see release_workers()
   w.counters.since_ns = now_ns();
   run_hook(options_.on_worker_start, "on_worker_start", w.index);
+  unsigned ticks = 0;  // tasks run since this thread deferred work
   for (;;) {
     TaskNode* t = find_task(w);
+    // Work this thread put off (an io_uring batch) goes before a search.
+    if (t == nullptr && run_deferred()) t = find_task(w);
     if (t == nullptr && (t = idle_.search_or_sleep(w)) == nullptr) break;  // null: the pool stops
     execute(w, t);
+    if (t_deferred != nullptr && ++ticks >= kDeferredTicks) [[unlikely]] {
+      ticks = 0;
+      run_deferred();
+    }
   }
   bump(w.counters.busy_ns, static_cast<std::uint64_t>(now_ns() - w.counters.since_ns));
   this_worker() = {};

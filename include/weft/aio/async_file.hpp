@@ -131,8 +131,12 @@ class AsyncFile {
 
   /// A closed file (is_open() false).
   AsyncFile() = default;
+  ///@{
+  /// Moves the open file; `o` is left closed. Assigning over an open file
+  /// closes it first (a failed close goes to weft's error handler).
   AsyncFile(AsyncFile&& o) noexcept : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
   AsyncFile& operator=(AsyncFile&& o) noexcept;
+  ///@}
   AsyncFile(const AsyncFile&) = delete;
   AsyncFile& operator=(const AsyncFile&) = delete;
   /// Closes; a failed close goes to weft's error handler (close() reports it).
