@@ -103,8 +103,13 @@ class AsyncMutex {
   /// Holds the mutex until it is destroyed or unlock()ed; movable.
   class [[nodiscard]] ScopedLock {
    public:
+    /// Holds nothing.
     ScopedLock() = default;
+    /// Adopts `m`, which the caller locked (try_lock()).
     explicit ScopedLock(AsyncMutex& m) noexcept : m_(&m) {}
+    ///@{
+    /// Moves the ownership; `o` holds nothing afterwards. Assigning over a
+    /// lock that holds its mutex unlocks it first.
     ScopedLock(ScopedLock&& o) noexcept : m_(std::exchange(o.m_, nullptr)) {}
     ScopedLock& operator=(ScopedLock&& o) noexcept {
       if (this != &o) {
@@ -113,6 +118,8 @@ class AsyncMutex {
       }
       return *this;
     }
+    ///@}
+    /// Unlocks if it still holds the mutex.
     ~ScopedLock() { reset(); }
     /// Unlocks now (once).
     void unlock() { std::exchange(m_, nullptr)->unlock(); }
