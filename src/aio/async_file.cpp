@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "resume_all.hpp"
 #include "weft/aio/async_file.hpp"
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/exec/deferred.hpp"
@@ -308,8 +309,20 @@ class Ring {
     }
   }
 
+  // Claims the finished operations and resumes the ones that are ours to
+  // resume, one task per pool from a thread that is not their worker.
   static void finish_all(IoOp* done) noexcept {
-    while (done != nullptr) finish(*std::exchange(done, done->next_op));
+    Waiter* resume = nullptr;
+    Waiter** tail = &resume;
+    while (done != nullptr) {
+      IoOp* op = std::exchange(done, done->next_op);
+      if (op->claim()) {  // ours: chain it through `next` (an op sits in no WaitList)
+        *tail = op;
+        tail = &op->next;
+      }
+    }
+    *tail = nullptr;
+    resume_all(resume);
   }
 
   io_uring ring_{};
@@ -353,6 +366,7 @@ class Rings final : public Backend {
     thread_ = std::thread([this] { run(); });
   }
   ~Rings() override {
+    instance = nullptr;  // threads that exit later keep their rings
     const std::uint64_t one = 1;
     (void)::write(stop_fd_, &one, sizeof one);
     thread_.join();
@@ -420,7 +434,9 @@ class Rings final : public Backend {
 Rings* Rings::instance = nullptr;
 
 void give_back_ring(Ring* r) noexcept {
-  if (Rings::instance != nullptr) Rings::instance->give_back(r);
+  if (Rings::instance == nullptr) return;
+  r->flush();  // nothing it holds back waits for the next thread to take it
+  Rings::instance->give_back(r);
 }
 
 std::unique_ptr<Backend> make_backend() {

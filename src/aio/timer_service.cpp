@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "resume_all.hpp"
 #include "weft/aio/sleep.hpp"
 
 namespace weft::detail::aio {
@@ -99,64 +100,6 @@ class TimerService {
       wakeups_.fetch_add(1, std::memory_order_relaxed);
     }
   }
-
-  // Queues the due coroutines: one task per pool, which a worker of that
-  // pool runs and which queues each coroutine there (a worker's own deque:
-  // no system call each, and idle workers steal them). Pushing each from
-  // this thread instead cost a pool injection and often a futex wake per
-  // timer, and with 10^4 timers due within 9 ms this thread fell behind.
-  static void resume_all(Waiter* due) noexcept {
-    while (due != nullptr) {
-      PoolCore* pool = due->home;
-      Waiter* mine = nullptr;   // due's waiters of `pool`, in deadline order
-      Waiter** tail = &mine;
-      Waiter* rest = nullptr;   // the others
-      for (Waiter* w = due; w != nullptr;) {
-        Waiter* next = w->next;
-        if (w->home == pool) {
-          *tail = w;
-          tail = &w->next;
-        } else {
-          w->next = rest;
-          rest = w;
-        }
-        w = next;
-      }
-      *tail = nullptr;
-      due = rest;
-      if (mine->next == nullptr) {  // one: no batch needed
-        mine->resume();
-        continue;
-      }
-      ResumeBatch* batch = nullptr;
-      try {
-        batch = new_task<ResumeBatch>(mine);
-      } catch (...) {  // no memory for a batch: one push each
-        while (mine != nullptr) std::exchange(mine, mine->next)->resume();
-        continue;
-      }
-      push_continuation(*pool, batch);
-    }
-  }
-
-  struct ResumeBatch : TaskNode {
-    Waiter* first;
-    explicit ResumeBatch(Waiter* w) noexcept : TaskNode{&execute_impl, &discard_impl}, first(w) {}
-    // On a worker of the pool: each coroutine onto this worker's deque.
-    static void execute_impl(TaskNode* t) noexcept {
-      auto* self = static_cast<ResumeBatch*>(t);
-      Waiter* w = self->first;
-      delete_task(self);
-      while (w != nullptr) std::exchange(w, w->next)->resume();
-    }
-    // The pool refused (shut down): each resumes here, as a single one would.
-    static void discard_impl(TaskNode* t) noexcept {
-      auto* self = static_cast<ResumeBatch*>(t);
-      Waiter* w = self->first;
-      delete_task(self);
-      while (w != nullptr) Waiter::execute_impl(std::exchange(w, w->next));
-    }
-  };
 
   void place(std::size_t i) noexcept { heap_[i]->heap_index = i; }
   bool before(std::size_t a, std::size_t b) const noexcept { return heap_[a]->deadline < heap_[b]->deadline; }
