@@ -630,28 +630,36 @@ Metrics metrics_of(std::string_view workload) {
 
 bool is_file_workload(std::string_view w) { return w == "random-read" || w == "seq-read"; }
 
+// The goals that compare two variants of one workload on one metric:
+// a / b against `goal`.
+struct Goal {
+  const char* what;
+  const char* workload;
+  const char* a;
+  const char* b;
+  const char* metric;
+  const char* goal;
+};
+constexpr std::array<Goal, 6> kGoals{{
+    {"timers: weft / asio lateness median", "timers", "weft", "asio", "lateness_median_us", "<= 1.0"},
+    {"timers: weft / asio CPU", "timers", "weft", "asio", "cpu_ms", "<= 1.0"},
+    {"pingpong: weft channel / MpmcQueue between threads, ns per message", "pingpong", "weft", "mpmc-threads",
+     "ns_per_message", "<= 1.0"},
+    {"fanin: mutex+condvar / weft channel, ns per message (throughput ratio)", "fanin", "mutex-condvar", "weft",
+     "ns_per_message", ">= 2.0"},
+    {"random-read: weft / thread per read, MB/s", "random-read", "weft", "pread-threads", "mb_per_s", ">= 1.5"},
+    {"random-read: weft / thread per read, CPU per byte", "random-read", "weft", "pread-threads", "cpu_s_per_gb",
+     "< 1.0"},
+}};
+
 nlohmann::json goal_ratios(const Result& r, const std::vector<int>& workers) {
   nlohmann::json ratios = nlohmann::json::array();
   for (int t : workers) {
     const std::string at = " (" + std::to_string(t) + " workers)";
-    const auto key = [&](const char* w, const char* v, const char* m) { return Key(v, m, t).workload(w); };
-    add_ratio(ratios, "timers: weft / asio lateness median" + at,
-              ratio(r, key("timers", "weft", "lateness_median_us"), key("timers", "asio", "lateness_median_us")),
-              goal_at(t, "<= 1.0"));
-    add_ratio(ratios, "timers: weft / asio CPU" + at,
-              ratio(r, key("timers", "weft", "cpu_ms"), key("timers", "asio", "cpu_ms")), goal_at(t, "<= 1.0"));
-    add_ratio(ratios, "pingpong: weft channel / MpmcQueue between threads, ns per message" + at,
-              ratio(r, key("pingpong", "weft", "ns_per_message"), key("pingpong", "mpmc-threads", "ns_per_message")),
-              goal_at(t, "<= 1.0"));
-    add_ratio(ratios, "fanin: mutex+condvar / weft channel, ns per message (throughput ratio)" + at,
-              ratio(r, key("fanin", "mutex-condvar", "ns_per_message"), key("fanin", "weft", "ns_per_message")),
-              goal_at(t, ">= 2.0"));
-    add_ratio(ratios, "random-read: weft / thread per read, MB/s" + at,
-              ratio(r, key("random-read", "weft", "mb_per_s"), key("random-read", "pread-threads", "mb_per_s")),
-              goal_at(t, ">= 1.5"));
-    add_ratio(ratios, "random-read: weft / thread per read, CPU per byte" + at,
-              ratio(r, key("random-read", "weft", "cpu_s_per_gb"), key("random-read", "pread-threads", "cpu_s_per_gb")),
-              goal_at(t, "< 1.0"));
+    for (const Goal& g : kGoals)
+      add_ratio(ratios, g.what + at,
+                ratio(r, Key(g.a, g.metric, t).workload(g.workload), Key(g.b, g.metric, t).workload(g.workload)),
+                goal_at(t, g.goal));
     // The best thread-based way to read the files sequentially.
     std::optional<double> best;
     for (const char* v : {"pread-threads", "pread-pool", "reader"}) {
@@ -659,7 +667,7 @@ nlohmann::json goal_ratios(const Result& r, const std::vector<int>& workers) {
       const auto m = median(r, Key(v, "mb_per_s", threads).workload("seq-read"));
       if (m && (!best || *m > *best)) best = m;
     }
-    const auto w = median(r, key("seq-read", "weft", "mb_per_s"));
+    const auto w = median(r, Key("weft", "mb_per_s", t).workload("seq-read"));
     add_ratio(ratios, "seq-read: weft / the best thread-based variant, MB/s" + at,
               w && best && *best > 0 ? std::optional<double>(*w / *best) : std::nullopt, goal_at(t, ">= 0.9"));
   }

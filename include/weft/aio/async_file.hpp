@@ -91,16 +91,17 @@ struct IoAwaiter {
   }
 
   bool await_ready() const noexcept { return false; }
+  // No stop callback once submitted: an operation in the kernel is not
+  // withdrawn.
   template <class P>
   bool await_suspend(std::coroutine_handle<P> coro) {
-    op.bind(coro, stop);
-    if (stop.stop_requested()) {
-      op.cancelled = true;
-      return false;
-    }
-    submit(&op);
-    // No stop callback: an operation in the kernel is not withdrawn.
-    return op.arm(std::stop_token{});
+    return op.suspend(
+        coro, stop,
+        [&] {
+          submit(&op);
+          return true;
+        },
+        false);
   }
   std::size_t await_resume() const {
     op.check_cancelled();

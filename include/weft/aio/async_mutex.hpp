@@ -53,13 +53,7 @@ class AsyncSemaphore {
     bool await_ready() const noexcept { return false; }
     template <class P>
     bool await_suspend(std::coroutine_handle<P> coro) {
-      w_.bind(coro, stop_);
-      if (stop_.stop_requested()) {
-        w_.cancelled = true;
-        return false;
-      }
-      if (!sem_->take_or_queue(w_)) return false;
-      return w_.arm(stop_);
+      return w_.suspend(coro, stop_, [&] { return sem_->take_or_queue(w_); });
     }
     void await_resume() const { w_.check_cancelled(); }
     ///@}

@@ -91,13 +91,7 @@ class Channel {
     bool await_ready() const noexcept { return false; }
     template <class P>
     bool await_suspend(std::coroutine_handle<P> coro) {
-      w_.bind(coro, stop_);
-      if (stop_.stop_requested()) {
-        w_.cancelled = true;
-        return false;
-      }
-      if (!ch_->push_or_queue(w_)) return false;
-      return w_.arm(stop_);
+      return w_.suspend(coro, stop_, [&] { return ch_->push_or_queue(w_); });
     }
     bool await_resume() const {
       w_.check_cancelled();
@@ -126,13 +120,7 @@ class Channel {
     bool await_ready() const noexcept { return false; }
     template <class P>
     bool await_suspend(std::coroutine_handle<P> coro) {
-      w_.bind(coro, stop_);
-      if (stop_.stop_requested()) {
-        w_.cancelled = true;
-        return false;
-      }
-      if (!ch_->pop_or_queue(w_)) return false;
-      return w_.arm(stop_);
+      return w_.suspend(coro, stop_, [&] { return ch_->pop_or_queue(w_); });
     }
     std::optional<T> await_resume() {
       w_.check_cancelled();

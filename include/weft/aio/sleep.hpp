@@ -57,14 +57,11 @@ struct SleepAwaiter {
   bool await_ready() const noexcept { return false; }
   template <class P>
   bool await_suspend(std::coroutine_handle<P> coro) {
-    w.bind(coro, stop);
-    if (stop.stop_requested()) {
-      w.cancelled = true;
-      return false;
-    }
-    if (w.deadline <= std::chrono::steady_clock::now()) return false;
-    add_timer(&w);
-    return w.arm(stop);
+    return w.suspend(coro, stop, [&] {
+      if (w.deadline <= std::chrono::steady_clock::now()) return false;  // past: on at once
+      add_timer(&w);
+      return true;
+    });
   }
   void await_resume() const { w.check_cancelled(); }
 };

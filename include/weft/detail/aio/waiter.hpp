@@ -83,6 +83,22 @@ struct Waiter : TaskNode {
     if (home == nullptr) home = &current_or_default_pool();
   }
 
+  // The await_suspend every aio wait shares: binds the coroutine; on a
+  // token already stopped goes on at once (await_resume throws
+  // weft::cancelled); else `queue()` either completes the wait in place
+  // (false) or queues the waiter (true), and then it arms — with the stop
+  // callback when `stoppable`. True: stay suspended.
+  template <class P, class Queue>
+  bool suspend(std::coroutine_handle<P> coro, std::stop_token& stop, Queue&& queue, bool stoppable = true) {
+    bind(coro, stop);
+    if (stop.stop_requested()) {
+      cancelled = true;
+      return false;
+    }
+    if (!queue()) return false;
+    return arm(stoppable ? stop : std::stop_token{});
+  }
+
   // Registers the stop callback (it may run at once, on this thread) and
   // arms: true to stay suspended, false to go on in place.
   bool arm(const std::stop_token& stop) {
