@@ -43,6 +43,10 @@ struct alignas(kCacheLine) WorkerCounters {
   std::atomic<std::uint64_t> wakeups_sent{0};
   std::atomic<std::uint64_t> wakeups_received{0};
   std::atomic<std::uint64_t> spins_found_work{0};
+  // Task-graph nodes this worker ran handed on from the node before them in
+  // a chain, inside that node's pool task: counted in tasks_run, since a
+  // node is a task whichever way it starts (src/exec/task_graph.cpp).
+  std::atomic<std::uint64_t> handed_on{0};
   std::atomic<std::uint64_t> busy_ns{0};
   std::atomic<std::uint64_t> idle_ns{0};
   std::int64_t since_ns = 0;  // owner only: when the worker last started or woke, or parked

@@ -18,7 +18,7 @@ PoolStats PoolCore::stats() const {
     // relaxed: a snapshot of counters nothing is published through.
     auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
     WorkerStats ws;
-    ws.tasks_run = get(w.completed);
+    ws.tasks_run = get(w.completed) + get(c.handed_on);
     for (std::size_t r = 0; r < ws.steals_by_ring.size(); ++r) {
       ws.steals_by_ring[r] = get(c.steals_by_ring[r]);
       ws.steals_from_workers += ws.steals_by_ring[r];

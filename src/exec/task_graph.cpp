@@ -600,10 +600,9 @@ void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
   GraphState& g = *this;
   // A named node is its own task in a trace (nested in the pool's task that
   // ran it, as a chain runs several nodes in one).
-  Worker* const traced = [] {
-    Worker* w = this_worker().worker;
-    return w != nullptr && w->trace ? w : nullptr;
-  }();
+  Worker* const worker = this_worker().worker;
+  Worker* const traced = worker != nullptr && worker->trace ? worker : nullptr;
+  bool handed_on = false;  // n came from the node before it, not from a task
   while (n != nullptr) {
     GraphNodeData* next = nullptr;
     // relaxed: a late skip is harmless (the node runs, as it would have a
@@ -615,6 +614,7 @@ void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
       // why it runs), and a loop's next round reaches it only through nodes
       // that start after this point.
       if (n->strong_preds > 1) n->join.store(n->strong_preds, std::memory_order_relaxed);
+      if (handed_on && worker != nullptr) bump(worker->counters.handed_on);
       const bool labelled = traced != nullptr && n->label >= 0;
       if (labelled) trace_event(*traced, TraceKind::task_start, n->label);
       try {
@@ -628,6 +628,7 @@ void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
     // node finishes and one starts, no atomic needed.
     if (next == nullptr) ++credit;
     n = next;
+    handed_on = true;
   }
 }
 

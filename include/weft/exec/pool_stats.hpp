@@ -39,7 +39,7 @@ inline constexpr int kStealRings = 5;  ///< the number of StealRing values
 struct WorkerStats {
   int index = -1;                          ///< the worker; -1 in PoolStats::total and seated
   int cpu = -1;                            ///< its pinned CPU, or where it started; -1 unknown or total
-  std::uint64_t tasks_run = 0;             ///< tasks this worker finished
+  std::uint64_t tasks_run = 0;             ///< tasks this worker finished (each task-graph node one, also one a chain handed on inside another's task)
   std::uint64_t steals_from_workers = 0;   ///< tasks taken from another worker's deque,
   std::array<std::uint64_t, kStealRings> steals_by_ring{};  ///< of which from each ring (by StealRing)
   std::uint64_t steals_from_submitters = 0;  ///< from an outside thread's injection deque

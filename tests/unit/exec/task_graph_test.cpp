@@ -385,6 +385,26 @@ TEST(TaskGraph, ARunOfNothingQueuedBehindARunEndsAfterIt) {
   first.get();
 }
 
+TEST(TaskGraph, EveryNodeCountsAsATaskInStats) {
+  // A chain runs each node's successor in the node's own pool task; stats()
+  // still counts one task per node.
+  weft::ThreadPool pool(weft::test::workers(1));
+  weft::TaskGraph g;
+  std::atomic<int> ran{0};
+  weft::GraphNode prev = g.emplace([&] { ran.fetch_add(1); });
+  for (int i = 1; i < 500; ++i) {
+    weft::GraphNode n = g.emplace([&] { ran.fetch_add(1); });
+    prev.precede(n);
+    prev = n;
+  }
+  pool.wait_idle();
+  const std::uint64_t before = pool.stats().total.tasks_run;
+  g.run_n(pool, 3).get();
+  pool.wait_idle();
+  EXPECT_EQ(ran.load(), 1500);
+  EXPECT_GE(pool.stats().total.tasks_run - before, 1500U);
+}
+
 TEST(TaskGraph, DumpWritesDotWithTheNames) {
   weft::TaskGraph inner("inner");
   weft::TaskGraph g("frame \"1\"");
