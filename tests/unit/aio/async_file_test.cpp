@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <chrono>
 #include <fstream>
 #include <stdexcept>
 #include <stop_token>
@@ -13,6 +14,9 @@
 #include <vector>
 
 #include "async_file_checks.hpp"
+#include "future_support.hpp"
+#include "temp_dir.hpp"
+#include "watchdog.hpp"
 #include "error_recorder.hpp"
 
 namespace {
@@ -26,6 +30,27 @@ TEST(AsyncFile, UsesIoUringWhereTheKernelAllowsIt) {
   }
   EXPECT_EQ(b, "io_uring");
   EXPECT_TRUE(errors.entries().empty());
+}
+
+TEST(AsyncFile, AWaitOnTheWorkerSubmitsTheReadsItHeldBack) {
+  // One worker: a coroutine's read is held back for the worker's batch,
+  // and the worker's next task blocks in Future::get() on that coroutine.
+  // The helping wait must submit the batch (detail/exec/deferred.hpp), or
+  // the read never reaches the kernel and the wait never ends.
+  weft::test::Watchdog dog("a helping wait on a held-back read", std::chrono::seconds(60));
+  weft::test::TempDir dir;
+  const std::string path = (dir / "h.bin").string();
+  { std::ofstream(path, std::ios::binary) << "held back"; }
+  weft::ThreadPool pool(weft::test::workers(1));
+  auto file = weft::AsyncFile::open(path, weft::AsyncFile::read_only);
+  auto read = [&]() -> weft::Task<std::size_t> {
+    std::vector<std::byte> buf(64);
+    co_return co_await file.read_at(std::span<std::byte>(buf), 0);
+  };
+  // The outer task runs on the worker (spawn never runs in place) and waits
+  // there, helping: its helping runs the read, which holds its SQE back.
+  auto outer = [&]() -> weft::Task<std::size_t> { co_return pool.spawn(read()).get(); };
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(pool.spawn(outer()).get(), 9U) << "round " << i;
 }
 
 TEST(AsyncFile, WritesSyncsAndReadsBack) { weft::test::check_write_sync_read(); }
