@@ -451,18 +451,19 @@ Sample random_pread(const Ctx& c, int threads) {
       // relaxed: a ticket, as above.
       for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < f.offsets.size();) {
         if (::pread(fd, buf.data(), kBlock, static_cast<off_t>(f.offsets[i])) != static_cast<ssize_t>(kBlock)) {
-          failed = true;
+          // relaxed: read after join(), which orders it.
+          failed.store(true, std::memory_order_relaxed);
           return;
         }
         std::uint64_t w = 0;
         std::memcpy(&w, buf.data(), 8);
-        if (w != word_at(0, f.offsets[i])) failed = true;
+        if (w != word_at(0, f.offsets[i])) failed.store(true, std::memory_order_relaxed);  // relaxed: as above
       }
     });
   for (auto& t : ts) t.join();
   const double s = seconds_since(t0);
   ::close(fd);
-  if (failed) throw std::runtime_error("aio: a pread of the random-read file failed or read wrong bytes");
+  if (failed.load(std::memory_order_relaxed)) throw std::runtime_error("aio: a pread of the random-read file failed or read wrong bytes");
   return io_sample(s, f.offsets.size() * kBlock, process_cpu_ns() - cpu0);
 }
 
