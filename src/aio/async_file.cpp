@@ -29,7 +29,6 @@
 #include <thread>
 #include <vector>
 
-#include "resume_all.hpp"
 #include "weft/aio/async_file.hpp"
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/exec/deferred.hpp"
@@ -312,17 +311,9 @@ class Ring {
   // Claims the finished operations and resumes the ones that are ours to
   // resume, one task per pool from a thread that is not their worker.
   static void finish_all(IoOp* done) noexcept {
-    Waiter* resume = nullptr;
-    Waiter** tail = &resume;
-    while (done != nullptr) {
-      IoOp* op = std::exchange(done, done->next_op);
-      if (op->claim()) {  // ours: chain it through `next` (an op sits in no WaitList)
-        *tail = op;
-        tail = &op->next;
-      }
-    }
-    *tail = nullptr;
-    resume_all(resume);
+    WakeList wake;
+    while (done != nullptr) wake.claim(std::exchange(done, done->next_op));  // an op sits in no WaitList
+    wake.resume();
   }
 
   io_uring ring_{};

@@ -53,7 +53,7 @@ void AsyncSemaphore::release(std::ptrdiff_t n) {
 
 void AsyncSemaphore::release_upto(std::ptrdiff_t n, std::ptrdiff_t limit, const char* who) {
   if (n < 0) throw std::invalid_argument(std::string(who) + ": a negative count (" + std::to_string(n) + ")");
-  detail::aio::Waiter* wake = nullptr;
+  detail::aio::WakeList wake;
   {
     std::lock_guard lock(mu_);
     if (count_ > limit - n) {
@@ -61,23 +61,10 @@ void AsyncSemaphore::release_upto(std::ptrdiff_t n, std::ptrdiff_t limit, const 
                              (limit == 1 ? ": the mutex is not locked" : ": the count would overflow"));
     }
     // Units go to the waiters first, in line order; the rest to the count.
-    for (; n > 0 && !waiters_.empty(); --n) {
-      detail::aio::Waiter* w = waiters_.pop_front();
-      if (w->claim()) {  // ours to resume: chain it through `next`
-        w->next = wake;
-        wake = w;
-      }
-    }
+    for (; n > 0 && !waiters_.empty(); --n) wake.claim(waiters_.pop_front());
     count_ += n;
   }
-  // The chain is in reverse line order; resume in line order.
-  detail::aio::Waiter* ordered = nullptr;
-  while (wake != nullptr) {
-    detail::aio::Waiter* w = std::exchange(wake, wake->next);
-    w->next = ordered;
-    ordered = w;
-  }
-  while (ordered != nullptr) std::exchange(ordered, ordered->next)->resume();
+  wake.resume();
 }
 
 void AsyncSemaphore::on_stop(detail::aio::Waiter* w) noexcept {

@@ -1,6 +1,6 @@
-// detail::aio::resume_all (resume_all.hpp): due timers and finished file
-// operations back to their pools, one task per pool.
-#include "resume_all.hpp"
+// detail::aio::resume_all (weft/detail/aio/waiter.hpp): due timers, finished
+// file operations and woken channel and semaphore waiters back to their pools.
+#include "weft/detail/aio/waiter.hpp"
 
 #include <utility>
 

@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "resume_all.hpp"
 #include "weft/aio/sleep.hpp"
 
 namespace weft::detail::aio {
@@ -77,21 +76,17 @@ class TimerService {
         sleeping_until_ = next;
         cv_.wait_until(lock, next);
       } else {
-        // Take every due timer, then queue them with the lock dropped.
-        Waiter* due = nullptr;
-        Waiter** tail = &due;  // in deadline order
+        // Take every due timer (in deadline order), then queue them with
+        // the lock dropped.
+        WakeList due;
         const Clock::time_point now = Clock::now();
         while (!heap_.empty() && heap_.front()->deadline <= now) {
           TimerWaiter* w = heap_.front();
           erase(0);
-          if (w->claim()) {  // ours to resume: chain it through `next`
-            *tail = w;
-            tail = &w->next;
-          }
+          due.claim(w);
         }
-        *tail = nullptr;
         lock.unlock();
-        resume_all(due);
+        due.resume();
         lock.lock();
         continue;
       }

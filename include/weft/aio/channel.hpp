@@ -168,17 +168,17 @@ class Channel {
 
   /// Closes the channel and wakes every waiter; see above.
   void close() {
-    detail::aio::Waiter* wake = nullptr;
+    detail::aio::WakeList wake;
     {
       std::lock_guard lock(mu_);
       closed_ = true;
       while (auto* w = static_cast<PushWaiter*>(pushers_.pop_front())) {
         w->ok = false;
-        chain(w, wake);
+        wake.claim(w);
       }
-      while (auto* w = static_cast<PopWaiter*>(poppers_.pop_front())) chain(w, wake);
+      while (detail::aio::Waiter* w = poppers_.pop_front()) wake.claim(w);
     }
-    while (wake != nullptr) std::exchange(wake, wake->next)->resume();
+    wake.resume();
   }
 
   /// True once close() was called.
@@ -195,15 +195,6 @@ class Channel {
   std::size_t capacity() const noexcept { return cap_; }
 
  private:
-  // Claims `w` (just unlinked, under the lock); if it is ours to resume,
-  // prepends it to `list` (linked through `next`, which nobody else reads now).
-  static void chain(detail::aio::Waiter* w, detail::aio::Waiter*& list) noexcept {
-    if (w->claim()) {
-      w->next = list;
-      list = w;
-    }
-  }
-
   // Gives *w.src to a waiting pop or the ring; false if neither can take it.
   // Drops the lock before resuming the popper.
   bool give(PushWaiter& w, std::unique_lock<std::mutex>& lock) noexcept {

@@ -31,6 +31,7 @@
 #include <optional>
 #include <stop_token>
 #include <type_traits>
+#include <utility>
 
 #include "weft/detail/exec/promise.hpp"
 #include "weft/detail/exec/task.hpp"
@@ -147,6 +148,38 @@ struct Waiter : TaskNode {
 };
 
 inline void StopHook::operator()() const noexcept { w->on_stop(w); }
+
+// Resumes every waiter of a chain (linked through Waiter::next, each
+// already claimed, in the order they should run; src/aio/resume_all.cpp).
+// Waiters of one pool go to it as one task, which a worker of that pool
+// runs, queueing each on its own deque: from a thread that is not the
+// pool's worker (the timer thread, the file completion thread) that is one
+// pool injection instead of one (and often a futex wake) per coroutine. On
+// a worker of their pool they are resumed one by one (Waiter::resume()).
+void resume_all(Waiter* chain) noexcept;
+
+// The waiters a completer claims under its lock and resumes once the lock
+// is dropped, in the order claimed. Waiters whose await_suspend is still
+// running (claim() false) go on in place and are not listed.
+class WakeList {
+ public:
+  WakeList() = default;
+  WakeList(const WakeList&) = delete;
+  WakeList& operator=(const WakeList&) = delete;
+  // Claims `w`, just unlinked from its queue (its `next` is free).
+  void claim(Waiter* w) noexcept {
+    if (!w->claim()) return;
+    w->next = nullptr;
+    *tail_ = w;
+    tail_ = &w->next;
+  }
+  // After the lock is dropped: nothing touches the waiters afterwards.
+  void resume() noexcept { resume_all(std::exchange(head_, nullptr)); }
+
+ private:
+  Waiter* head_ = nullptr;
+  Waiter** tail_ = &head_;
+};
 
 // A FIFO of waiters, linked through the waiters themselves: queueing and a
 // cancelled waiter's unlinking allocate nothing and take O(1). Guarded by

@@ -15,14 +15,16 @@ namespace weft::detail {
 
 // The hook of this thread, or null. Set by the layer that defers, cleared
 // by run_deferred() before it runs.
-inline thread_local void (*t_deferred)() noexcept = nullptr;
+using DeferredFn = void (*)() noexcept;
+// constinit: a plain TLS load in the worker loop, no lazy-init wrapper.
+inline thread_local constinit DeferredFn t_deferred = nullptr;
 
 // A busy worker runs its deferred work at least every this many tasks.
 inline constexpr unsigned kDeferredTicks = 32;
 
 // Runs and clears this thread's deferred work; false if there was none.
 inline bool run_deferred() noexcept {
-  void (*f)() noexcept = t_deferred;
+  const DeferredFn f = t_deferred;
   if (f == nullptr) return false;
   t_deferred = nullptr;
   f();
