@@ -47,8 +47,10 @@
 #include <thread>
 #include <vector>
 
+#include "file_support.hpp"
 #include "kernels.hpp"
 #include "peer_support.hpp"
+#include "timed_threads.hpp"
 #include "weft/aio/async_file.hpp"
 #include "weft/aio/channel.hpp"
 #include "weft/aio/sleep.hpp"
@@ -109,9 +111,8 @@ std::vector<Clock::duration> timer_delays(int n) {
 Sample lateness_sample(std::vector<double>& late_us, std::int64_t cpu_ns) {
   for (double l : late_us)
     if (l < 0) throw std::runtime_error(fmt::format("aio timers: a timer fired {:.1f} us early", -l));
-  std::sort(late_us.begin(), late_us.end());
-  const auto at = [&](double q) { return late_us[static_cast<std::size_t>(q * static_cast<double>(late_us.size() - 1))]; };
-  return {at(0.5), at(0.99), static_cast<double>(cpu_ns) / 1e6};
+  const double median = quantile(late_us, 0.5);
+  return {median, quantile(late_us, 0.99), static_cast<double>(cpu_ns) / 1e6};
 }
 
 Sample timers_weft(const Ctx& c) {
@@ -141,7 +142,9 @@ Sample timers_asio(const Ctx& c) {
   const auto delays = timer_delays(c.p->timers);
   std::vector<double> late(delays.size());
   asio::io_context ctx(c.threads);
-  const std::int64_t cpu0 = process_cpu_ns();
+  // The coroutines are made before the threads run them (weft's are made
+  // inside its timed run): their CPU is counted here and added.
+  const std::int64_t spawn0 = process_cpu_ns();
   for (std::size_t i = 0; i < delays.size(); ++i) {
     asio::co_spawn(
         ctx,
@@ -153,10 +156,9 @@ Sample timers_asio(const Ctx& c) {
         },
         asio::detached);
   }
-  std::vector<std::thread> runners;
-  for (int t = 0; t < c.threads; ++t) runners.emplace_back([&] { ctx.run(); });
-  for (auto& t : runners) t.join();
-  return lateness_sample(late, process_cpu_ns() - cpu0);
+  const std::int64_t spawn_ns = process_cpu_ns() - spawn0;
+  const ThreadsTimed run = timed_threads(c.threads, [&](int) { ctx.run(); });
+  return lateness_sample(late, spawn_ns + run.cpu_ns);
 }
 #endif
 
@@ -227,18 +229,18 @@ Sample pingpong_threads(const Ctx& c) {
   const int n = c.p->messages / 2;
   Queue ping(1), pong(1);
   std::int64_t sum = 0;
-  const std::int64_t cpu0 = process_cpu_ns(), t0 = wall_ns();
-  std::thread b([&] {
-    for (std::int64_t i = 0; i < n; ++i) pong.push(*std::optional<std::int64_t>(ping.pop()) + 1);
+  const ThreadsTimed t = timed_threads(2, [&](int side) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (side == 0) {
+        ping.push(i);
+        sum += pong.pop();
+      } else {
+        pong.push(ping.pop() + 1);
+      }
+    }
   });
-  for (std::int64_t i = 0; i < n; ++i) {
-    ping.push(i);
-    sum += *std::optional<std::int64_t>(pong.pop());
-  }
-  b.join();
-  const double s = seconds_since(t0);
   check_sum("pingpong", sum, static_cast<std::int64_t>(n) * (n + 1) / 2);
-  return per_message(s, 2LL * n, process_cpu_ns() - cpu0);
+  return per_message(t.seconds, 2LL * n, t.cpu_ns);
 }
 
 std::int64_t fanin_expected(const AioParams& p) {
@@ -273,21 +275,20 @@ Sample fanin_weft(const Ctx& c) {
 
 template <class Queue>
 Sample fanin_threads(const Ctx& c) {
-  const int each = c.p->messages / c.p->producers;
+  const int producers = c.p->producers;
+  const std::int64_t each = c.p->messages / producers;
   Queue q(kQueueCapacity);
   std::int64_t sum = 0;
-  const std::int64_t cpu0 = process_cpu_ns(), t0 = wall_ns();
-  std::vector<std::thread> producers;
-  for (int k = 0; k < c.p->producers; ++k)
-    producers.emplace_back([&] {
+  // Threads 0 .. P-1 produce, thread P consumes.
+  const ThreadsTimed t = timed_threads(producers + 1, [&](int k) {
+    if (k < producers) {
       for (std::int64_t i = 0; i < each; ++i) q.push(i);
-    });
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(each) * c.p->producers; ++i)
-    sum += *std::optional<std::int64_t>(q.pop());
-  for (auto& t : producers) t.join();
-  const double s = seconds_since(t0);
+    } else {
+      for (std::int64_t i = 0; i < each * producers; ++i) sum += q.pop();
+    }
+  });
   check_sum("fanin", sum, fanin_expected(*c.p));
-  return per_message(s, static_cast<std::int64_t>(each) * c.p->producers, process_cpu_ns() - cpu0);
+  return per_message(t.seconds, each * producers, t.cpu_ns);
 }
 
 // ---- files ---------------------------------------------------------------------------
@@ -297,21 +298,17 @@ Sample fanin_threads(const Ctx& c) {
 std::uint64_t word_at(int file, std::uint64_t offset) { return (static_cast<std::uint64_t>(file) << 48) | offset; }
 
 struct Files {
-  std::filesystem::path dir;
+  TempDir dir;  // removed with the files
   std::string fs_type;
   std::string big;                 // random-read
   std::vector<std::string> seq;    // seq-read
   std::vector<std::uint64_t> offsets;  // random-read's block offsets
 
-  Files(const AioParams& p, bool want_big, bool want_seq) {
-    const std::filesystem::path base = p.dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(p.dir);
-    std::string pattern = (base / "weft-aio-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr)
-      throw std::system_error(errno, std::generic_category(), "weft aio: cannot make a directory in '" + base.string() + "'");
-    dir = pattern;
-    fs_type = filesystem_name(dir);
+  Files(const AioParams& p, bool want_big, bool want_seq)
+      : dir(p.dir.empty() ? std::filesystem::temp_directory_path().string() : p.dir, "weft-aio-"),
+        fs_type(filesystem_name(dir.path())) {
     if (want_big) {
-      big = (dir / "random.bin").string();
+      big = dir.path() + "/random.bin";
       write_file(big, 0, static_cast<std::uint64_t>(p.file_mb) << 20);
       std::mt19937_64 rng(42);
       const std::uint64_t blocks = (static_cast<std::uint64_t>(p.file_mb) << 20) / kBlock;
@@ -320,36 +317,25 @@ struct Files {
     }
     if (want_seq) {
       for (int f = 0; f < p.files; ++f) {
-        seq.push_back((dir / fmt::format("seq{}.bin", f)).string());
+        seq.push_back(dir.path() + fmt::format("/seq{}.bin", f));
         write_file(seq.back(), f, static_cast<std::uint64_t>(p.seq_file_mb) << 20);
       }
     }
   }
-  Files(const Files&) = delete;
-  Files& operator=(const Files&) = delete;
-  ~Files() {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
 
   static void write_file(const std::string& path, int index, std::uint64_t bytes) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), "weft aio: cannot create '" + path + "'");
+    Fd out(path, O_WRONLY | O_CREAT | O_TRUNC);
     std::vector<std::uint64_t> buf(kChunk / 8);
     for (std::uint64_t off = 0; off < bytes; off += kChunk) {
       for (std::size_t w = 0; w < buf.size(); ++w) buf[w] = word_at(index, off + w * 8);
-      const std::size_t len = static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, bytes - off));
-      if (::pwrite(fd, buf.data(), len, static_cast<off_t>(off)) != static_cast<ssize_t>(len)) {
-        const int e = errno;
-        ::close(fd);
-        throw std::system_error(e, std::generic_category(), "weft aio: cannot write '" + path + "'");
-      }
+      write_all(out.get(), reinterpret_cast<const char*>(buf.data()),
+                static_cast<std::size_t>(std::min<std::uint64_t>(kChunk, bytes - off)), path);
     }
-    ::fsync(fd);
-    ::close(fd);
+    if (::fsync(out.get()) != 0) fail("cannot sync", path);
+    out.close();
   }
 
-  static std::string filesystem_name(const std::filesystem::path& p) {
+  static std::string filesystem_name(const std::string& p) {
     struct statfs s {};
     if (::statfs(p.c_str(), &s) != 0) return "unknown";
     switch (static_cast<unsigned long>(s.f_type)) {
@@ -364,31 +350,30 @@ struct Files {
 };
 
 // Reads `path` whole once (warm), or drops its pages (cold); returns the
-// fraction of its pages resident afterwards (mincore).
-double prepare_cache(const std::string& path, bool cold) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "weft aio: cannot open '" + path + "'");
+// fraction of its pages resident afterwards (mincore), or nothing where it
+// cannot be read (mmap or mincore refused).
+std::optional<double> prepare_cache(const std::string& path, bool cold) {
+  Fd in(path, O_RDONLY);
   struct stat st {};
-  ::fstat(fd, &st);
+  if (::fstat(in.get(), &st) != 0) fail("cannot stat", path);
   const std::size_t size = static_cast<std::size_t>(st.st_size);
   if (cold) {
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::posix_fadvise(in.get(), 0, 0, POSIX_FADV_DONTNEED);
   } else {
     std::vector<char> buf(kChunk);
-    for (std::size_t off = 0; off < size; off += kChunk) (void)::pread(fd, buf.data(), kChunk, static_cast<off_t>(off));
+    for (std::size_t off = 0; off < size; off += kChunk) (void)::pread(in.get(), buf.data(), kChunk, static_cast<off_t>(off));
   }
-  double resident = -1;
-  if (void* m = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0); m != MAP_FAILED) {
+  std::optional<double> resident;
+  if (void* m = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, in.get(), 0); m != MAP_FAILED) {
     const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     std::vector<unsigned char> vec((size + page - 1) / page);
     if (::mincore(m, size, vec.data()) == 0) {
-      std::size_t in = 0;
-      for (unsigned char v : vec) in += v & 1U;
-      resident = static_cast<double>(in) / static_cast<double>(vec.size());
+      std::size_t pages_in = 0;
+      for (unsigned char v : vec) pages_in += v & 1U;
+      resident = static_cast<double>(pages_in) / static_cast<double>(vec.size());
     }
     ::munmap(m, size);
   }
-  ::close(fd);
   return resident;
 }
 
@@ -400,15 +385,14 @@ void check_word(int file, std::uint64_t offset, const std::byte* data) {
                                          word_at(file, offset)));
 }
 
+// Checks one word of every 4 KiB block of `n` bytes read at `offset`.
+void check_chunk(int file, std::uint64_t offset, const std::byte* data, std::size_t n) {
+  for (std::size_t b = 0; b < n; b += kBlock) check_word(file, offset + b, data + b);
+}
+
 Sample io_sample(double s, std::uint64_t bytes, std::int64_t cpu_ns) {
   const double gb = static_cast<double>(bytes) / 1e9;
   return {gb * 1e3 / s, static_cast<double>(cpu_ns) / 1e9 / gb, static_cast<double>(cpu_ns) / 1e6};
-}
-
-int open_read(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "weft aio: cannot open '" + path + "'");
-  return fd;
 }
 
 Sample random_weft(const Ctx& c) {
@@ -440,31 +424,18 @@ Sample random_weft(const Ctx& c) {
 // `threads` threads taking the next offset until none is left.
 Sample random_pread(const Ctx& c, int threads) {
   const Files& f = *c.files;
-  const int fd = open_read(f.big);
+  Fd in(f.big, O_RDONLY);
   std::atomic<std::size_t> next{0};
-  const std::int64_t cpu0 = process_cpu_ns(), t0 = wall_ns();
-  std::vector<std::thread> ts;
-  std::atomic<bool> failed{false};
-  for (int t = 0; t < threads; ++t)
-    ts.emplace_back([&] {
-      std::array<std::byte, kBlock> buf;
-      // relaxed: a ticket, as above.
-      for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < f.offsets.size();) {
-        if (::pread(fd, buf.data(), kBlock, static_cast<off_t>(f.offsets[i])) != static_cast<ssize_t>(kBlock)) {
-          // relaxed: read after join(), which orders it.
-          failed.store(true, std::memory_order_relaxed);
-          return;
-        }
-        std::uint64_t w = 0;
-        std::memcpy(&w, buf.data(), 8);
-        if (w != word_at(0, f.offsets[i])) failed.store(true, std::memory_order_relaxed);  // relaxed: as above
-      }
-    });
-  for (auto& t : ts) t.join();
-  const double s = seconds_since(t0);
-  ::close(fd);
-  if (failed.load(std::memory_order_relaxed)) throw std::runtime_error("aio: a pread of the random-read file failed or read wrong bytes");
-  return io_sample(s, f.offsets.size() * kBlock, process_cpu_ns() - cpu0);
+  const ThreadsTimed t = timed_threads(threads, [&](int) {
+    std::array<std::byte, kBlock> buf;
+    // relaxed: a ticket, as above.
+    for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < f.offsets.size();) {
+      if (::pread(in.get(), buf.data(), kBlock, static_cast<off_t>(f.offsets[i])) != static_cast<ssize_t>(kBlock))
+        fail("a 4 KiB pread came short or failed in", f.big);
+      check_word(0, f.offsets[i], buf.data());
+    }
+  });
+  return io_sample(t.seconds, f.offsets.size() * kBlock, t.cpu_ns);
 }
 
 Sample random_pread_threads(const Ctx& c) { return random_pread(c, c.p->depth); }
@@ -481,7 +452,7 @@ Sample seq_weft(const Ctx& c) {
     std::vector<std::byte> buf(kChunk);
     for (std::uint64_t off = 0;; off += kChunk) {
       const std::size_t n = co_await file.read_at(std::span<std::byte>(buf), off);
-      for (std::size_t b = 0; b < n; b += kBlock) check_word(k, off + b, buf.data() + b);
+      check_chunk(k, off, buf.data(), n);
       if (n < kChunk) break;
     }
   };
@@ -497,39 +468,23 @@ Sample seq_weft(const Ctx& c) {
 }
 
 void read_whole_pread(const std::string& path, int k) {
-  const int fd = open_read(path);
+  Fd in(path, O_RDONLY);
   std::vector<std::byte> buf(kChunk);
   for (std::uint64_t off = 0;; off += kChunk) {
-    const ssize_t n = ::pread(fd, buf.data(), kChunk, static_cast<off_t>(off));
-    if (n < 0) {
-      ::close(fd);
-      throw std::system_error(errno, std::generic_category(), "weft aio: pread of '" + path + "'");
-    }
-    for (std::size_t b = 0; b < static_cast<std::size_t>(n); b += kBlock) check_word(k, off + b, buf.data() + b);
+    const ssize_t n = ::pread(in.get(), buf.data(), kChunk, static_cast<off_t>(off));
+    if (n < 0) fail("cannot pread", path);
+    check_chunk(k, off, buf.data(), static_cast<std::size_t>(n));
     if (static_cast<std::size_t>(n) < kChunk) break;
   }
-  ::close(fd);
 }
 
-// `threads` threads, file k on thread k % threads; errors go to the caller.
+// `threads` threads, file k on thread k % threads.
 Sample seq_threads(const Ctx& c, int threads) {
   const Files& f = *c.files;
-  const std::int64_t cpu0 = process_cpu_ns(), t0 = wall_ns();
-  std::vector<std::thread> ts;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(threads));
-  for (int t = 0; t < threads; ++t)
-    ts.emplace_back([&, t] {
-      try {
-        for (int k = t; k < c.p->files; k += threads) read_whole_pread(f.seq[static_cast<std::size_t>(k)], k);
-      } catch (...) {
-        errors[static_cast<std::size_t>(t)] = std::current_exception();
-      }
-    });
-  for (auto& t : ts) t.join();
-  const double s = seconds_since(t0);
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  return io_sample(s, seq_bytes(*c.p), process_cpu_ns() - cpu0);
+  const ThreadsTimed t = timed_threads(threads, [&](int i) {
+    for (int k = i; k < c.p->files; k += threads) read_whole_pread(f.seq[static_cast<std::size_t>(k)], k);
+  });
+  return io_sample(t.seconds, seq_bytes(*c.p), t.cpu_ns);
 }
 
 Sample seq_pread_threads(const Ctx& c) { return seq_threads(c, c.p->files); }
@@ -543,7 +498,7 @@ Sample seq_reader(const Ctx& c) {
     Reader r(f.seq[static_cast<std::size_t>(k)]);
     for (std::uint64_t off = 0;; off += kChunk) {
       const std::size_t n = r.read(std::span<std::byte>(buf));
-      for (std::size_t b = 0; b < n; b += kBlock) check_word(k, off + b, buf.data() + b);
+      check_chunk(k, off, buf.data(), n);
       if (n < kChunk) break;
     }
   }
@@ -555,14 +510,14 @@ Sample seq_reader(const Ctx& c) {
 
 using RunFn = Sample (*)(const Ctx&);
 
-#ifdef WEFT_AIO_ASIO
-constexpr harness::Peer kAsioAwaitables = kAsio;
-#define WEFT_AIO_IF_ASIO(runner) runner
-#elif defined(WEFT_AIO_NO_ASIO)
+#ifdef WEFT_AIO_NO_ASIO
 constexpr harness::Peer kAsioAwaitables{"a build of Boost.Asio's awaitables (clang 14's AddressSanitizer cannot)", false};
-#define WEFT_AIO_IF_ASIO(runner) nullptr
 #else
 constexpr harness::Peer kAsioAwaitables = kAsio;
+#endif
+#ifdef WEFT_AIO_ASIO
+#define WEFT_AIO_IF_ASIO(runner) runner
+#else
 #define WEFT_AIO_IF_ASIO(runner) nullptr
 #endif
 
@@ -572,21 +527,37 @@ struct Impl {
   std::string_view note;  // how the variant does the job
 };
 
-// The variants' names, in the order --variant lists them.
-const std::array<harness::Variant<RunFn>, 7> kNames{{
-    {"weft", kBuiltIn, true, nullptr},
-    {"asio", kAsioAwaitables, true, nullptr},
-    {"mpmc-threads", kBuiltIn, true, nullptr},
-    {"mutex-condvar", kBuiltIn, true, nullptr},
-    {"pread-threads", kBuiltIn, true, nullptr},
-    {"pread-pool", kBuiltIn, true, nullptr},
-    {"reader", kBuiltIn, false, nullptr},
-}};
-
-struct Workload {
+// The variants' names, in the order --variant lists them (each workload's
+// runners are in kImpls).
+struct Name {
   std::string_view name;
 };
-const std::array<Workload, 5> kWorkloads{{{"timers"}, {"pingpong"}, {"fanin"}, {"random-read"}, {"seq-read"}}};
+constexpr std::array<Name, 7> kNames{{
+    {"weft"}, {"asio"}, {"mpmc-threads"}, {"mutex-condvar"}, {"pread-threads"}, {"pread-pool"}, {"reader"}}};
+
+// A workload: its figures (the second may be absent) and whether it reads
+// the files (then they are made, and warmed or dropped before each run).
+struct Workload {
+  std::string_view name;
+  const char* primary;
+  const char* primary_unit;
+  const char* secondary;  // nullptr: none
+  const char* secondary_unit;
+  bool reads_files;
+};
+constexpr std::array<Workload, 5> kWorkloads{{
+    {"timers", "lateness_median_us", "us", "lateness_p99_us", "us", false},
+    {"pingpong", "ns_per_message", "ns", nullptr, nullptr, false},
+    {"fanin", "ns_per_message", "ns", nullptr, nullptr, false},
+    {"random-read", "mb_per_s", "MB/s", "cpu_s_per_gb", "s/GB", true},
+    {"seq-read", "mb_per_s", "MB/s", "cpu_s_per_gb", "s/GB", true},
+}};
+
+const Workload& workload(std::string_view name) {
+  for (const Workload& w : kWorkloads)
+    if (w.name == name) return w;
+  throw std::invalid_argument("aio: no workload '" + std::string(name) + "'");
+}
 
 const std::array<Impl, 15> kImpls{{
     {"timers", {"weft", kBuiltIn, true, timers_weft}, "weft::sleep_until on a pool of `workers`"},
@@ -616,20 +587,6 @@ const Impl* find_impl(std::string_view workload, std::string_view variant) {
     if (i.workload == workload && i.variant.name == variant) return &i;
   return nullptr;
 }
-
-struct Metrics {
-  const char* primary;
-  const char* primary_unit;
-  const char* secondary;  // nullptr: none
-  const char* secondary_unit;
-};
-Metrics metrics_of(std::string_view workload) {
-  if (workload == "timers") return {"lateness_median_us", "us", "lateness_p99_us", "us"};
-  if (workload == "pingpong" || workload == "fanin") return {"ns_per_message", "ns", nullptr, nullptr};
-  return {"mb_per_s", "MB/s", "cpu_s_per_gb", "s/GB"};
-}
-
-bool is_file_workload(std::string_view w) { return w == "random-read" || w == "seq-read"; }
 
 // The goals that compare two variants of one workload on one metric:
 // a / b against `goal`.
@@ -690,11 +647,10 @@ Result run_aio(const AioParams& p) {
     std::vector<std::string> chosen;
     for (const std::string& v : p.variants)
       if (find_impl(w, v) != nullptr) chosen.push_back(v);
-    std::array<harness::Variant<RunFn>, 4> table{};
-    std::size_t n = 0;
+    std::vector<harness::Variant<RunFn>> table;
     for (const Impl& i : kImpls)
-      if (i.workload == w) table[n++] = i.variant;
-    for (auto& u : harness::plan_units(std::span(table.data(), n), chosen, workers)) {
+      if (i.workload == w) table.push_back(i.variant);
+    for (auto& u : harness::plan_units(table, chosen, workers)) {
       impls.push_back(find_impl(w, u.variant));
       unit_workload.push_back(w);
       units.push_back(std::move(u));
@@ -702,11 +658,14 @@ Result run_aio(const AioParams& p) {
   }
   if (units.empty()) throw BadParam("none of the chosen variants runs any chosen workload");
 
-  const bool want_big = std::find(p.workloads.begin(), p.workloads.end(), "random-read") != p.workloads.end();
-  const bool want_seq = std::find(p.workloads.begin(), p.workloads.end(), "seq-read") != p.workloads.end();
+  const auto wanted = [&](const char* w) { return std::find(p.workloads.begin(), p.workloads.end(), w) != p.workloads.end(); };
+  const bool want_big = wanted("random-read");
+  const bool want_seq = wanted("seq-read");
   std::unique_ptr<Files> files;
   if (want_big || want_seq) files = std::make_unique<Files>(p, want_big, want_seq);
-  std::vector<double> resident_min(units.size(), 2.0);  // the least fraction resident before a run
+  // --cold: the largest fraction of a file's pages found resident before a run (mincore),
+  // nothing where it could not be read.
+  std::vector<std::optional<double>> resident(units.size());
 
   std::vector<std::vector<Sample>> samples(units.size());
   const harness::PlanOptions plan{p.reps, true};
@@ -714,13 +673,16 @@ Result run_aio(const AioParams& p) {
     const std::size_t k = static_cast<std::size_t>(i);
     harness::Unit& u = units[k];
     if (!u.runs()) return;
-    if (is_file_workload(unit_workload[k])) {
-      double least = 1.0;
-      const auto prep = [&](const std::string& path) { least = std::min(least, prepare_cache(path, p.cold)); };
-      if (unit_workload[k] == "random-read") prep(files->big);
-      else
+    if (workload(unit_workload[k]).reads_files) {
+      const auto prep = [&](const std::string& path) {
+        const std::optional<double> in = prepare_cache(path, p.cold);
+        if (p.cold && in && (!resident[k] || *in > *resident[k])) resident[k] = in;
+      };
+      if (want_big && unit_workload[k] == "random-read") {
+        prep(files->big);
+      } else {
         for (const auto& s : files->seq) prep(s);
-      if (p.cold) resident_min[k] = std::min(resident_min[k], least);
+      }
     }
     const Sample s = impls[k]->variant.run(Ctx{&p, u.threads, files.get()});
     if (recorded) samples[k].push_back(s);
@@ -751,11 +713,11 @@ Result run_aio(const AioParams& p) {
               {"warmup", harness::warmup_text(plan)}};
   if (files) {
     r.params["filesystem"] = files->fs_type;
-    r.params["dir"] = files->dir.parent_path().string();
+    r.params["dir"] = std::filesystem::path(files->dir.path()).parent_path().string();
   }
   for (std::size_t k = 0; k < units.size(); ++k) {
     const harness::Unit& u = units[k];
-    const Metrics m = metrics_of(unit_workload[k]);
+    const Workload& m = workload(unit_workload[k]);
     std::vector<double> first, second, cpu;
     for (const Sample& s : samples[k]) {
       first.push_back(s.primary);
@@ -763,8 +725,9 @@ Result run_aio(const AioParams& p) {
       cpu.push_back(s.cpu_ms);
     }
     std::string note = u.runs() ? std::string(impls[k]->note) : u.why_not;
-    if (u.runs() && p.cold && resident_min[k] <= 1.0)
-      note += fmt::format("; cold: {:.0f}% of the pages still resident after POSIX_FADV_DONTNEED", resident_min[k] * 100);
+    if (u.runs() && p.cold)
+      note += resident[k] ? fmt::format("; cold: {:.0f}% of the pages still resident after POSIX_FADV_DONTNEED", *resident[k] * 100)
+                          : std::string("; cold: what stayed resident after POSIX_FADV_DONTNEED is unknown (mincore refused)");
     Row a = make_row(u.variant, u.threads, m.primary, m.primary_unit, std::move(first), u.why_not);
     a.note = note;
     a.labels.workload = unit_workload[k];
@@ -775,7 +738,7 @@ Result run_aio(const AioParams& p) {
     } else {
       r.rows.push_back(std::move(a));
     }
-    if (!is_file_workload(unit_workload[k])) r.rows.push_back(with_metric(r.rows.back(), "cpu_ms", "ms", std::move(cpu)));
+    if (!m.reads_files) r.rows.push_back(with_metric(r.rows.back(), "cpu_ms", "ms", std::move(cpu)));
   }
   r.extra["ratios"] = goal_ratios(r, workers);
   return r;

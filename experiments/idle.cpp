@@ -130,14 +130,6 @@ struct Sample {
   std::int64_t start_p99_ns = 0;
 };
 
-// The q-quantile (nearest rank) of `v`; reorders it.
-std::int64_t quantile(std::vector<std::int64_t>& v, double q) {
-  if (v.empty()) return 0;
-  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
-}
-
 Sample measure(const std::string& variant, int workers, double seconds) {
   Sample s;
   {

@@ -1,3 +1,5 @@
+#include "file_support.hpp"
+#include "timed_threads.hpp"
 #include "weft/harness/run.hpp"
 #include "weft/xp/io.hpp"
 
@@ -57,70 +59,11 @@ namespace {
 // The article's buffer size, for every buffered variant.
 constexpr std::size_t kBuffer = std::size_t{64} * 1024;
 
-[[noreturn]] void fail(const std::string& what, const std::string& path, int err = errno) {
-  throw std::system_error(err, std::generic_category(), "weft io: " + what + " '" + path + "'");
-}
-
 // Thrown by the copy_file_range variant when the kernel or file system
 // does not offer it: the row says so instead of failing the run.
 struct Unsupported : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-// The temporary directory; removed with everything in it when it goes out of
-// scope, also when the run throws.
-class TempDir {
- public:
-  explicit TempDir(const std::string& parent) {
-    std::string tmpl = parent + "/weft-io-XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr) fail("cannot create a directory in", parent);
-    path_ = tmpl;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-class Fd {
- public:
-  Fd(const std::string& path, int flags) : fd_(::open(path.c_str(), flags | O_CLOEXEC, 0644)), path_(path) {
-    if (fd_ < 0) fail("cannot open", path);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  void close() {
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) fail("cannot close", path_);
-  }
-
- private:
-  int fd_;
-  std::string path_;
-};
-
-void write_all(int fd, const char* data, std::size_t n, const std::string& path) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      fail("cannot write", path);
-    }
-    data += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
 
 // The source: pseudo-random bytes (xorshift), so every byte value occurs.
 void make_source(const std::string& path, std::int64_t size, std::uint64_t seed) {
@@ -318,31 +261,14 @@ void verify_copy(const std::string& src, const std::string& dst, const std::stri
 
 // Runs `copy` on n threads at once (thread i: src[i] -> dst[i]), each
 // destination unlinked first; returns the wall seconds from the release to
-// the last join. Rethrows the first failure after joining.
+// the last join (timed_threads: the threads are up before the clock starts).
+// Rethrows the first failure after joining.
 double timed_copies(CopyFn copy, int n, const std::vector<std::string>& src, const std::vector<std::string>& dst) {
   for (int i = 0; i < n; ++i) ::unlink(dst[static_cast<std::size_t>(i)].c_str());
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(n));
-  harness::StartGate gate(n);
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    threads.emplace_back([&, i] {
-      const auto k = static_cast<std::size_t>(i);
-      gate.arrive_and_wait();
-      try {
-        copy(src[k], dst[k]);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    });
-  }
-  const std::int64_t t0 = wall_ns();
-  gate.open_when_ready();
-  for (auto& t : threads) t.join();
-  const std::int64_t t1 = wall_ns();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-  return static_cast<double>(t1 - t0) / 1e9;
+  return timed_threads(n, [&](int i) {
+           const auto k = static_cast<std::size_t>(i);
+           copy(src[k], dst[k]);
+         }).seconds;
 }
 
 struct Job {

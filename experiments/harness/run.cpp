@@ -7,10 +7,9 @@
 
 namespace weft::harness {
 
-void StartGate::open_when_ready() noexcept {
+void StartGate::wait_ready() noexcept {
   // relaxed: a start count only; the threads' start is ordered by go_.
   while (ready_.load(std::memory_order_relaxed) < expected_) std::this_thread::yield();
-  go_.set();
 }
 
 void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }

@@ -31,4 +31,16 @@ inline Stats summarize(std::vector<double> samples) {
   return s;
 }
 
+// The q-quantile of `v` by nearest rank (q = 0.5: the median of the sample
+// itself, not the mean of two); reorders `v`; T{} for none. One definition
+// for every latency distribution an experiment reports (idle's start
+// latency, aio's timer lateness).
+template <class T>
+T quantile(std::vector<T>& v, double q) {
+  if (v.empty()) return T{};
+  const auto k = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
 }  // namespace weft::xp

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -25,7 +26,13 @@ class StartGate {
     go_.wait();
   }
   // Returns once every thread has arrived, with the gate open.
-  void open_when_ready() noexcept;
+  void open_when_ready() noexcept {
+    wait_ready();
+    open();
+  }
+  // The two halves, for a coordinator that starts its clock in between.
+  void wait_ready() noexcept;
+  void open() noexcept { go_.set(); }
 
  private:
   int expected_;
