@@ -496,7 +496,7 @@ void run_suite_child(const std::string& spec) {
   if (!(in >> workload >> variant >> threads >> p.fib_n >> p.skynet_depth >> p.nqueens_n >> p.integrate_n >>
         p.matmul_n))
     throw std::invalid_argument("suite: bad --internal-child spec '" + spec + "'");
-  Work w = make_work(workload, p);
+  Work w = make_inputs(workload, p);  // the child needs no task count
   OmpTeamSeen team;
   // The peak from here on: what starting the CLI touched and gave back
   // (parsing, the topology) would otherwise hide a smaller run's peak.

@@ -23,10 +23,8 @@ void push_continuation(PoolCore& pool, TaskNode* t) noexcept {
   }
 }
 
-bool on_worker_of(const PoolCore& pool) noexcept {
-  const WorkerContext& c = this_worker();
-  return c.pool == &pool && c.worker != nullptr;
-}
+// The context's pool is only ever set together with its worker.
+bool on_worker_of(const PoolCore& pool) noexcept { return this_worker().pool == &pool; }
 
 PoolCore& current_or_default_pool() {
   if (PoolCore* p = this_worker().pool) return *p;

@@ -70,11 +70,16 @@ bool block_on(std::atomic<std::uint32_t>& word, DonePredicate done, std::uint32_
   return ok;
 }
 
-bool PoolCore::help_one(Worker& w) noexcept {
+TaskNode* PoolCore::find_task_or_flush(Worker& w) noexcept {
   TaskNode* t = find_task(w);
-  // Nothing queued here: submit what this thread put off (its coroutines'
-  // I/O may be what the wait waits for), then look again.
   if (t == nullptr && run_deferred()) t = find_task(w);
+  return t;
+}
+
+bool PoolCore::help_one(Worker& w) noexcept {
+  // Nothing queued here: what this thread put off (its coroutines' I/O)
+  // may be what the wait waits for.
+  TaskNode* t = find_task_or_flush(w);
   if (t == nullptr) return false;
   execute(w, t);
   return true;

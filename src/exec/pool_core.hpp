@@ -43,9 +43,9 @@ struct alignas(kCacheLine) WorkerCounters {
   std::atomic<std::uint64_t> wakeups_sent{0};
   std::atomic<std::uint64_t> wakeups_received{0};
   std::atomic<std::uint64_t> spins_found_work{0};
-  // Task-graph nodes this worker ran handed on from the node before them in
-  // a chain, inside that node's pool task: counted in tasks_run, since a
-  // node is a task whichever way it starts (src/exec/task_graph.cpp).
+  // Task-graph nodes this worker ran inside another node's pool task (a
+  // chain's successors, a range's further sources): counted in tasks_run,
+  // since a node is a task whichever way it starts (src/exec/task_graph.cpp).
   std::atomic<std::uint64_t> handed_on{0};
   std::atomic<std::uint64_t> busy_ns{0};
   std::atomic<std::uint64_t> idle_ns{0};
@@ -125,6 +125,10 @@ class PoolCore {
   // What the sleep protocol (IdleWorkers) asks of the pool, and no more.
   // A task from w's own deque, else from a victim (src/exec/steal.cpp).
   TaskNode* find_task(Worker& w) noexcept;
+  // find_task(), and when it finds nothing, submits what this thread put
+  // off (detail/exec/deferred.hpp) and looks again: what a worker's loop
+  // and a helping wait call before they search further or give up.
+  TaskNode* find_task_or_flush(Worker& w) noexcept;
   // One search of the victims and injection slots (not w's own deque).
   TaskNode* steal_any(Worker& w) noexcept;
   bool anything_queued() const noexcept;

@@ -25,6 +25,7 @@
 #include "weft/detail/exec/seat.hpp"
 
 #include "pool_core.hpp"
+#include "weft/detail/exec/deferred.hpp"
 
 namespace weft::detail {
 
@@ -69,6 +70,9 @@ int PoolCore::seat_begin() noexcept {
 
 void PoolCore::seat_end(int leased) noexcept {
   Worker& g = *guest_;
+  // The seated thread worked as a worker: what it put off (an io_uring
+  // batch) goes in now, before it stops being one and nobody would.
+  run_deferred();
   bump(g.counters.busy_ns, static_cast<std::uint64_t>(now_ns() - g.counters.since_ns));
   this_worker() = {};
   idle_.return_sleeper(leased);

@@ -246,7 +246,7 @@ struct GraphState {
   static void execute_range(TaskNode* t) noexcept;
   static void discard_range(TaskNode* t) noexcept;
   void lay_out_ranges();
-  void run_chain(GraphNodeData* n, std::size_t& credit) noexcept;
+  std::size_t run_chain(GraphNodeData* n, std::size_t& credit) noexcept;
   GraphNodeData* run_node(GraphNodeData& n, std::size_t& credit);
   // Hands back `credit` counts of pending (nodes this thread finished).
   void release(std::size_t credit) noexcept {
@@ -526,6 +526,13 @@ void GraphState::discard_range(TaskNode* t) noexcept {
   g.release(r->hi - r->lo);  // the range's sources, none of which will run
 }
 
+// `ran` nodes ran inside one pool task (a chain, a range of sources): the
+// pool counted the task, stats() counts every node (tasks_run).
+void count_inside_one_task(std::size_t ran) noexcept {
+  Worker* w = this_worker().worker;
+  if (ran > 1 && w != nullptr) bump(w->counters.handed_on, ran - 1);
+}
+
 void GraphState::execute_range(TaskNode* t) noexcept {
   auto* r = static_cast<SourceRange*>(t);
   GraphState& g = *r->graph;
@@ -533,8 +540,9 @@ void GraphState::execute_range(TaskNode* t) noexcept {
     g.schedule(&g.ranges[static_cast<std::size_t>(r->right)]);
     r = &g.ranges[static_cast<std::size_t>(r->left)];
   }
-  std::size_t credit = 0;
-  for (std::uint32_t i = r->lo; i < r->hi; ++i) g.run_chain(g.sources[i], credit);
+  std::size_t credit = 0, ran = 0;
+  for (std::uint32_t i = r->lo; i < r->hi; ++i) ran += g.run_chain(g.sources[i], credit);
+  count_inside_one_task(ran);
   g.release(credit);
 }
 
@@ -588,21 +596,22 @@ void GraphState::execute(TaskNode* t) noexcept {
   auto* n = static_cast<GraphNodeData*>(t);
   GraphState& g = *n->graph;
   std::size_t credit = 0;
-  g.run_chain(n, credit);
+  count_inside_one_task(g.run_chain(n, credit));
   g.release(credit);
 }
 
-// Runs `n` and the successors each hands on to this thread. A node that
+// Runs `n` and the successors each hands on to this thread; returns how
+// many nodes ran. A node that
 // hands on none leaves its count in pending to `credit`: pending stays
 // above 0 while the caller holds it, and the caller hands it back once
 // (release), or spends it on a successor it pushes.
-void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
+std::size_t GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
   GraphState& g = *this;
   // A named node is its own task in a trace (nested in the pool's task that
   // ran it, as a chain runs several nodes in one).
   Worker* const worker = this_worker().worker;
   Worker* const traced = worker != nullptr && worker->trace ? worker : nullptr;
-  bool handed_on = false;  // n came from the node before it, not from a task
+  std::size_t ran = 0;  // nodes run, for stats() (skipped ones are not)
   while (n != nullptr) {
     GraphNodeData* next = nullptr;
     // relaxed: a late skip is harmless (the node runs, as it would have a
@@ -614,7 +623,7 @@ void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
       // why it runs), and a loop's next round reaches it only through nodes
       // that start after this point.
       if (n->strong_preds > 1) n->join.store(n->strong_preds, std::memory_order_relaxed);
-      if (handed_on && worker != nullptr) bump(worker->counters.handed_on);
+      ++ran;
       const bool labelled = traced != nullptr && n->label >= 0;
       if (labelled) trace_event(*traced, TraceKind::task_start, n->label);
       try {
@@ -628,8 +637,8 @@ void GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
     // node finishes and one starts, no atomic needed.
     if (next == nullptr) ++credit;
     n = next;
-    handed_on = true;
   }
+  return ran;
 }
 
 void GraphState::finish_repetition() {

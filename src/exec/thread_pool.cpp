@@ -259,9 +259,7 @@ void PoolCore::run_worker(Worker& w) {
   run_hook(options_.on_worker_start, "on_worker_start", w.index);
   unsigned ticks = 0;  // tasks run since this thread deferred work
   for (;;) {
-    TaskNode* t = find_task(w);
-    // Work this thread put off (an io_uring batch) goes before a search.
-    if (t == nullptr && run_deferred()) t = find_task(w);
+    TaskNode* t = find_task_or_flush(w);
     if (t == nullptr && (t = idle_.search_or_sleep(w)) == nullptr) break;  // null: the pool stops
     execute(w, t);
     if (t_deferred != nullptr && ++ticks >= kDeferredTicks) [[unlikely]] {
@@ -345,7 +343,7 @@ void ThreadPool::wait_idle() { core_->wait_idle(); }
 void ThreadPool::shutdown() { core_->shutdown(); }
 int ThreadPool::size() const noexcept { return core_->size(); }
 const std::vector<int>& ThreadPool::cpus() const noexcept { return core_->cpus(); }
-bool ThreadPool::is_worker() const noexcept { return detail::this_worker().pool == core_.get(); }
+bool ThreadPool::is_worker() const noexcept { return detail::on_worker_of(*core_); }
 PoolStats ThreadPool::stats() const { return core_->stats(); }
 int ThreadPool::idle_worker_count() const noexcept { return static_cast<int>(core_->idle_count()); }
 int ThreadPool::current_worker_index() noexcept {

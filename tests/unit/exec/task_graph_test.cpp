@@ -403,6 +403,16 @@ TEST(TaskGraph, EveryNodeCountsAsATaskInStats) {
   pool.wait_idle();
   EXPECT_EQ(ran.load(), 1500);
   EXPECT_GE(pool.stats().total.tasks_run - before, 1500U);
+
+  // Independent nodes: several sources run inside one range task.
+  weft::TaskGraph wide;
+  for (int i = 0; i < 400; ++i) wide.emplace([&] { ran.fetch_add(1); });
+  pool.wait_idle();
+  const std::uint64_t before_wide = pool.stats().total.tasks_run;
+  wide.run_n(pool, 2).get();
+  pool.wait_idle();
+  EXPECT_EQ(ran.load(), 1500 + 800);
+  EXPECT_GE(pool.stats().total.tasks_run - before_wide, 800U);
 }
 
 TEST(TaskGraph, DumpWritesDotWithTheNames) {

@@ -60,10 +60,11 @@ struct Trampoline {
   // `active`: a resume_here() loop is running on this thread (only then is
   // the slot read); `handoffs`: slots it has taken, capped so that a pair
   // bouncing messages forever still lets the worker's queue run.
-  // A wait that blocks or helps (block_on) first queues the slot's
-  // coroutine on its pool (handoff_node, handoff_pool) and clears `active`
-  // while it waits: what it runs meanwhile must not park a coroutine in a
-  // slot that only runs once the waiting coroutine suspends.
+  // A wait (block_on) that finds nothing left to help with queues the
+  // slot's coroutine on its pool (handoff_node, handoff_pool) and clears
+  // `active` before it sleeps: the slot would otherwise run only once the
+  // waiting coroutine suspends. (While it helps, a coroutine parked in the
+  // slot is run by a nested loop, or queued by that step; only delayed.)
   std::coroutine_handle<> handoff;
   TaskNode* handoff_node = nullptr;
   PoolCore* handoff_pool = nullptr;
