@@ -1,6 +1,6 @@
 // What the aio tests share: a coroutine that starts at once on the calling
 // thread and runs until its first suspension (so a test can line waiters
-// up in a known order), and a pool-worker check.
+// up in a known order).
 #pragma once
 
 #include <coroutine>

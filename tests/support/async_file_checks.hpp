@@ -23,18 +23,12 @@
 
 namespace weft::test {
 
-inline std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
-  std::vector<std::byte> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 131 + seed * 7 + (i >> 9)) & 0xff);
-  return v;
-}
-
 inline void check_write_sync_read() {
   Watchdog dog("AsyncFile write, sync, read");
   TempDir dir;
   const std::string path = (dir / "data.bin").string();
   weft::ThreadPool pool(workers(2));
-  const std::vector<std::byte> data = pattern(1 << 20, 1);
+  const std::vector<std::byte> data = random_bytes(1 << 20, 1);
   auto task = [&](weft::ThreadPool* p) -> weft::Task<bool> {
     auto out = weft::AsyncFile::open(path, weft::AsyncFile::write_only | weft::AsyncFile::create |
                                                weft::AsyncFile::truncate);
@@ -52,10 +46,9 @@ inline void check_write_sync_read() {
   };
   EXPECT_TRUE(weft::sync_wait(pool, task(&pool)));
   // And what a plain reader sees after close.
-  std::ifstream f(path, std::ios::binary);
-  std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::vector<std::byte> raw = file_contents(path);
   ASSERT_EQ(raw.size(), data.size());
-  EXPECT_EQ(static_cast<std::byte>(raw[12345]), data[12345]);
+  EXPECT_EQ(raw[12345], data[12345]);
 }
 
 inline void check_short_reads() {
@@ -79,11 +72,8 @@ inline void check_concurrent_reads(int readers) {
   Watchdog dog("concurrent AsyncFile reads");
   TempDir dir;
   const std::string path = (dir / "big.bin").string();
-  const std::vector<std::byte> data = pattern(4096 * 512, 3);
-  {
-    std::ofstream f(path, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
-  }
+  const std::vector<std::byte> data = random_bytes(4096 * 512, 3);
+  write_file(path, data);
   weft::ThreadPool pool(workers(2));
   auto file = weft::AsyncFile::open(path, weft::AsyncFile::read_only);
   auto reader = [&](int i) -> weft::Task<bool> {

@@ -4,13 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
-#include <cstdint>
 #include <chrono>
 #include <fstream>
-#include <stdexcept>
-#include <stop_token>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "async_file_checks.hpp"
