@@ -17,6 +17,9 @@ namespace {
 // The injection slot this outside thread pushed to last, by pool id.
 struct InjectorCache {
   std::uint64_t pool_id = 0;
+  // The pool itself: only used while one of its tasks is in `source`, which
+  // keeps it alive (its shutdown waits for that task).
+  PoolCore* pool = nullptr;
   Source* source = nullptr;
   int slot = -1;
 };
@@ -74,8 +77,13 @@ bool run_if_still_queued(TaskNode* t) noexcept {
   // another pool's task, queued by another thread); its slot table is not:
   // HeldSlots::cached holds it while the cache names it.
   Source& s = *cache.source;
+  if (s.deque.peek_bottom() != t) return false;
   // pop_batched(): workers take from this deque in batches.
-  if (s.deque.peek_bottom() != t || s.deque.pop_batched() != t) return false;
+  bool pushed_back = false;
+  TaskNode* const x = s.deque.pop_batched(pushed_back);
+  // Before t stops counting as pushed below: until then its pool is alive.
+  if (pushed_back) cache.pool->republish(s, cache.slot);
+  if (x != t) return false;  // thieves took it (and everything below it)
   // Taken back before any worker saw it: it no longer counts as pushed.
   // relaxed: owner-written counter, read by quiescent() (thread_pool.cpp) after its seq_cst fence.
   s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
@@ -112,8 +120,18 @@ PoolCore::Injector PoolCore::take_injector() {
   }
   slots->cached = injection_;
   InjectorCache& cache = injector_cache();
-  cache = {id_, &injection_->source(slot), slot};
+  cache = {id_, this, &injection_->source(slot), slot};
   return {cache.source, cache.slot};
+}
+
+void PoolCore::republish(Source& s, int slot) noexcept {
+  sched_point();
+  // seq_cst fence: the tasks pushed back are pushes like any other (see
+  // push()): ordered before mark()'s read of the slot's bit, against a
+  // thief that cleared the bit and then looks at the deque again.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  injection_->mark(slot);  // a bit it sets is part of the push: it fences after it
+  idle_.notify_one(&s);
 }
 
 std::size_t PoolCore::take_back(bool (*take)(TaskNode*, const void*) noexcept, const void* ctx) noexcept {

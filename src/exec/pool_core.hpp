@@ -158,6 +158,12 @@ class PoolCore {
   void execute(Worker& w, TaskNode* t) noexcept;
   // See ThreadPool::take_back().
   std::size_t take_back(bool (*take)(TaskNode*, const void*) noexcept, const void* ctx) noexcept;
+  // The owner of injection slot `slot` (source `s`) pushed tasks back after
+  // taking more than it kept (WorkStealingDeque::pop_batched()): while it
+  // held them the slot looked empty, and a thief may have cleared its bit
+  // and gone to sleep. Publishes them as push() does a task: the fence,
+  // mark(), a wake-up (tests/model/injection.pml, BROKEN_TAKE_BACK).
+  void republish(Source& s, int slot) noexcept;
 
  private:
   PoolOptions options_;

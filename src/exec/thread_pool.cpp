@@ -213,7 +213,11 @@ void PoolCore::push(TaskNode* t) {
   // (mark() reads the bit after it).
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (closed_.load(std::memory_order_relaxed)) {  // relaxed: ordered by the fence
-    if (s.deque.pop_batched() == t) {  // an injection deque: see run_if_still_queued()
+    bool pushed_back = false;
+    TaskNode* const x = s.deque.pop_batched(pushed_back);  // an injection deque: see run_if_still_queued()
+    // The tasks queued before t, pushed back: shutdown() waits for them.
+    if (pushed_back) republish(s, in.slot);
+    if (x == t) {
       // relaxed: owner-written counter, read by quiescent() after its seq_cst fence.
       s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
       if (in.borrowed) injection_->release(in.slot);

@@ -45,6 +45,12 @@ for flags in "${variants[@]}"; do
   must_verify "$flags" "with $flags"
 done
 
+# Configurations a model asks for in a "verify also: FLAGS" line of its
+# header (a part of the protocol checked at a size of its own).
+while IFS= read -r flags; do
+  must_verify "$flags" "with $flags"
+done < <(sed -n 's/^ \* verify also: //p' "$model.pml")
+
 # Every broken variant the model names (-DBROKEN, -DBROKEN_<what>) must fail.
 variants=$(grep -oE '^#if(n?def)? +BROKEN[A-Z_]*' "$model.pml" | awk '{print $2}' | sort -u)
 if [ -z "$variants" ]; then

@@ -33,7 +33,30 @@
  * left queued while every worker sleeps.
  * -DBROKEN_SUMMARY: a thief clears the group's summary bit without looking
  * at the ready bits again: the same, one level up.
+ * -DTAKE_BACK (checked by check.sh with one slot and three tasks):
+ * submitter 0 then takes its last task back, as below.
+ * verify also: -DTAKE_BACK
+ *
+ * -DBROKEN_TAKE_BACK (implies TAKE_BACK): submitter 0, which takes its last task back to run it
+ * itself (a submit() followed by get()), pushes the tasks it took with it
+ * back without marking the slot and notifying: a thief that found the slot
+ * empty meanwhile has cleared its bit and sleeps, and the pushed-back tasks
+ * are never found (the hang of a stress test whose submitters exit).
  */
+/* The take-back is checked on its own (check.sh's "verify also" line):
+ * with the two slots of the rest the states run into the hundreds of
+ * millions; one slot shows the window. */
+#ifdef BROKEN_TAKE_BACK
+#define TAKE_BACK
+#endif
+#ifdef TAKE_BACK
+#ifndef NS
+#define NS 1
+#endif
+#ifndef NT
+#define NT 3
+#endif
+#endif
 #ifndef NW
 #define NW 2
 #endif
@@ -93,14 +116,45 @@ inline mark(s) {
 proctype submitter(byte s) {
   byte i = 0;
   byte idx;
+  byte held;
   do
   :: (s == 0 && i < NT) || (s > 0 && i < 1) ->
        dq[s]++;            /* push, then the seq_cst fence */
        mark(s);            /* then, if it set a bit, a fence again */
        notify_one(idx);
-       i++
+       d_step { idx = 0; i++ }   /* idx reset: stale locals multiply the states */
   :: else -> break
-  od
+  od;
+  i = 0;
+  /* Submitter 0 then waits for its last task (submit().get()) and takes it
+   * back if no worker has (run_if_still_queued(): pop_batched() claims
+   * everything from the top down to it with one CAS, then pushes the
+   * others back). While it holds them the slot looks empty: a thief may
+   * clear the bit (and the summary) and go to sleep. */
+#ifdef TAKE_BACK
+  if
+  :: s == 0 ->
+       atomic { held = dq[s]; dq[s] = 0 };   /* the CAS of top_ past [t, b] */
+       if
+       :: held > 0 ->
+            do                               /* push back all but the last */
+            :: held > 1 -> dq[s]++; held--
+            :: else -> break
+            od;
+#ifndef BROKEN_TAKE_BACK
+            /* after the push-backs, as after a push: the fence, mark(), notify_one() */
+            mark(s);
+            notify_one(idx);
+            idx = 0;
+#endif
+            ran++                            /* runs the task it waits for */
+       :: else -> skip                       /* thieves took them all */
+       fi
+  :: else -> skip
+  fi
+#else
+  skip
+#endif
 }
 
 /* retire_group(): clear the summary bit, then read the word again. */

@@ -100,7 +100,17 @@ class WorkStealingDeque {
   //    at x at the most; a later push that refills slot x puts a new task
   //    there, which is the one the thief then reads.
   // Pushes stay as they are: a store and the release of bottom_.
+  //
+  // While it holds the tasks it pushes back, the deque looks empty to
+  // everyone else: a thief may then decide there is nothing to take (and
+  // clear the slot's ready bit, and sleep). So `pushed_back` says whether
+  // it pushed any back, and an owner whose deque is found through bits must
+  // then publish them as it does a push (PoolCore::republish()).
   TaskNode* pop_batched() {
+    bool pushed_back = false;
+    return pop_batched(pushed_back);
+  }
+  TaskNode* pop_batched(bool& pushed_back) {
     const Bottom r = reserve_bottom();
     if (r.empty()) return nullptr;
     const std::int64_t b = r.b;
@@ -126,6 +136,7 @@ class WorkStealingDeque {
       rest[static_cast<std::size_t>(i)] = a->slot(t + i).load(std::memory_order_relaxed);  // relaxed: the owner wrote them
     bottom_.store(b + 1, std::memory_order_relaxed);  // relaxed: top_ == bottom_ now, an empty deque
     for (std::int64_t i = 0; i < n; ++i) push(rest[static_cast<std::size_t>(i)]);
+    pushed_back = n > 0;
     return x;
   }
 
