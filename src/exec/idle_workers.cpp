@@ -6,6 +6,7 @@
 
 #include "pool_core.hpp"
 #include "weft/detail/sched_point.hpp"
+#include "weft/detail/sync/asymmetric_fence.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sync/spin.hpp"
 #include "weft/detail/sync/wait.hpp"
@@ -105,10 +106,24 @@ TaskNode* IdleWorkers::found(Worker& w, TaskNode* t) noexcept {
   // Nobody slept at our decrement: a worker that goes to sleep later
   // rescans the queues after its own announcement (docs/design/pool.md).
   if (sleeping(after) == 0) return t;
-  // seq_cst: our decrement before reading the queues, as a submitter's push
-  // before its read of the idle word: a submitter that saw us searching and
-  // woke nobody has its task counted below.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Our decrement before reading the queues, as a submitter's push before
+  // its read of the idle word: a submitter that saw us searching and woke
+  // nobody has its task counted below. Outside submitters fence fully; a
+  // worker's push uses the light side of an asymmetric pair
+  // (weft/detail/sync/asymmetric_fence.hpp), so against it this must be
+  // the heavy side — but only while a worker other than us may be running
+  // a task (neither searching nor sleeping at our decrement; a worker
+  // leased to the seat counts as running: its guest pushes). A worker that
+  // pushed and is asleep by our decrement announced its sleep after its
+  // push: its own rescan saw its task. A searcher's pushes (a batch it
+  // moved) are its own found()'s to wake for. So a worker woken for an
+  // outside post, with the others asleep, pays no system call on its way
+  // to the task (post-to-start latency).
+  if (searching(after) + sleeping(after) + 1 < static_cast<std::uint32_t>(pool_.size())) {
+    heavy_fence();
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: as above, against outside pushes
+  }
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
   const std::uint32_t looking = searching(s);
   const std::uint32_t queued = pool_.queued_up_to(looking + std::min(sleeping(s), kWakeBatch));
@@ -194,7 +209,9 @@ void IdleWorkers::announce_sleep(int w, std::uint64_t delta) noexcept {
   sched_point();
   // acq_rel: wait_quiescent() waiters see the completions before the bump.
   if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: the caller's rescan must follow the RMW
+  // The caller's rescan must follow the RMW, against workers' pushes,
+  // whose light_fence() this makes a full fence in effect.
+  heavy_fence();
   sched_point();
 }
 

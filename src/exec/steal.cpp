@@ -8,6 +8,7 @@
 
 #include "pool_core.hpp"
 #include "weft/detail/sched_point.hpp"
+#include "weft/detail/sync/asymmetric_fence.hpp"
 
 namespace weft::detail {
 
@@ -111,11 +112,12 @@ TaskNode* PoolCore::steal_any(Worker& w) noexcept {
       if (taken > 1) {
         for (std::int64_t i = taken - 1; i >= 1; --i) w.source.deque.push(batch[static_cast<std::size_t>(i)]);
         sched_point();
-        // seq_cst fence: these are pushes like push()'s, and so is what
-        // follows: our stores before the read of the idle word. (A searcher
-        // counts itself searching here, so this wakes nobody; its found()
-        // then wakes sleepers for what is queued.)
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        // These are pushes like push()'s, and so is what follows: our
+        // stores before the read of the idle word, the light side of the
+        // sleepers' heavy_fence() as in push(). (A searcher counts itself
+        // searching here, so this wakes nobody; its found() then wakes
+        // sleepers for what is queued.)
+        light_fence();
         if (idle_.notify_one()) count_wakes_sent(w);
       }
       return batch[0];

@@ -17,6 +17,7 @@
 #include "weft/error.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/exec/victim_rings.hpp"
+#include "weft/detail/sync/asymmetric_fence.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/detail/sync/spin.hpp"
@@ -62,6 +63,7 @@ PoolCore::PoolCore(PoolOptions options, ThreadPool* owner_pool)
   if (options_.stack_size != 0 && options_.stack_size < min_stack_size())
     throw std::invalid_argument("weft::ThreadPool: a worker stack of " + std::to_string(options_.stack_size) +
                                 " bytes is below the system's minimum of " + std::to_string(min_stack_size()));
+  enable_asymmetric_fences();  // before any worker runs: every pusher and sleeper sees one choice
   const Topology& topo = Topology::instance();
   cpus_ = place(topo, options_.placement, n);  // throws for one_per_core beyond the cores
 
@@ -176,11 +178,14 @@ void PoolCore::push(TaskNode* t) {
     bump(s.pushed);  // before the push: wait_idle() must never count a completion it has not counted pushed
     push_or_discard(s, t);
     sched_point();
-    // seq_cst fence: our push (store) must be ordered before reading the
-    // idle state (load), against a worker that announces sleep (RMW) and
-    // then rescans the queues — the store-load pattern of Dekker's mutual
-    // exclusion. Without it a submitter and a sleeper can miss each other.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Our push (store) must be ordered before reading the idle state
+    // (load), against a worker that announces sleep (RMW) and then rescans
+    // the queues — the store-load pattern of Dekker's mutual exclusion.
+    // Without it a submitter and a sleeper can miss each other. The light
+    // side of an asymmetric pair (the sleeper's heavy_fence() makes it a
+    // seq_cst fence in effect; a plain one where membarrier is not there):
+    // weft/detail/sync/asymmetric_fence.hpp.
+    light_fence();
     if (idle_.notify_one()) count_wakes_sent(*ctx.worker);
     return;
   }

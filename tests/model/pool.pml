@@ -6,7 +6,11 @@
  * (guarded by a mutex in the code: here each critical section is one atomic
  * step); `permit[w]` is worker w's Parker. Statements are interleaved in
  * every order; the seq_cst fences of the code make these steps sequentially
- * consistent, which is what an interleaving model assumes.
+ * consistent, which is what an interleaving model assumes. (A worker's push
+ * and a sleeper's rescan may use the asymmetric pair of
+ * src/include/weft/detail/sync/asymmetric_fence.hpp instead: a compiler
+ * barrier on the push's side, membarrier(2) on the sleeper's, which orders
+ * each side's store before its load as the two fences do.)
  *
  * NS submitters each push NT tasks (push; fence; read the idle word; wake
  * one sleeper only if nobody searches). NW workers: take a task, else
