@@ -15,10 +15,13 @@ namespace weft::detail {
 
 TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
   const WaitOptions& opts = pool_.wait_options();
-  // relaxed: submitters read it after their seq_cst fence; a stale count
-  // can only cause one wake-up too many or too few, and "too few" is
+  // release: a sleeper whose announcement comes after this in the word's
+  // order (every write of it is an RMW: one release sequence) sees what we
+  // pushed while running, so it needs no heavy fence against us
+  // (announce_sleep()). Submitters read it after their fence; a stale
+  // count can only cause one wake-up too many or too few, and "too few" is
   // covered by the rescan before sleeping.
-  std::uint32_t others = searching(idle_state_.fetch_add(kSearching, std::memory_order_relaxed));
+  std::uint32_t others = searching(idle_state_.fetch_add(kSearching, std::memory_order_release));
   for (bool woken = false;;) {
     // Search for the spin budget (adaptive, like every wait in weft: an
     // idle pool's searches keep failing and shrink to 1/64 of it), unless
@@ -101,29 +104,22 @@ std::int64_t IdleWorkers::park(Worker& w, const WaitOptions& opts) noexcept {
 }
 
 TaskNode* IdleWorkers::found(Worker& w, TaskNode* t) noexcept {
-  // relaxed: as in search_or_sleep(); the fence below orders it.
-  const std::uint64_t after = idle_state_.fetch_sub(kSearching, std::memory_order_relaxed) - kSearching;
+  // acq_rel: release as in search_or_sleep(), for a batch we moved into
+  // our deque while searching; acquire for dekker_fence() below.
+  const std::uint64_t after = idle_state_.fetch_sub(kSearching, std::memory_order_acq_rel) - kSearching;
   // Nobody slept at our decrement: a worker that goes to sleep later
   // rescans the queues after its own announcement (docs/design/pool.md).
   if (sleeping(after) == 0) return t;
   // Our decrement before reading the queues, as a submitter's push before
   // its read of the idle word: a submitter that saw us searching and woke
   // nobody has its task counted below. Outside submitters fence fully; a
-  // worker's push uses the light side of an asymmetric pair
-  // (weft/detail/sync/asymmetric_fence.hpp), so against it this must be
-  // the heavy side — but only while a worker other than us may be running
-  // a task (neither searching nor sleeping at our decrement; a worker
-  // leased to the seat counts as running: its guest pushes). A worker that
-  // pushed and is asleep by our decrement announced its sleep after its
-  // push: its own rescan saw its task. A searcher's pushes (a batch it
-  // moved) are its own found()'s to wake for. So a worker woken for an
-  // outside post, with the others asleep, pays no system call on its way
-  // to the task (post-to-start latency).
-  if (searching(after) + sleeping(after) + 1 < static_cast<std::uint32_t>(pool_.size())) {
-    heavy_fence();
-  } else {
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: as above, against outside pushes
-  }
+  // worker's push uses the light side of an asymmetric pair, so against a
+  // worker that may be running this is the heavy side (dekker_fence()). So
+  // a worker woken for an outside post, with the others asleep, pays no
+  // system call on its way to the task (post-to-start latency). We run a
+  // task now, counted in neither half: not one of the running workers it
+  // is about.
+  dekker_fence(after, 1);
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
   const std::uint32_t looking = searching(s);
   const std::uint32_t queued = pool_.queued_up_to(looking + std::min(sleeping(s), kWakeBatch));
@@ -200,18 +196,35 @@ int IdleWorkers::lease_sleeper() noexcept {
   return w;
 }
 
+void IdleWorkers::dekker_fence(std::uint64_t after, std::uint32_t self_running) const noexcept {
+  // A worker that pushed with light_fence() and read the idle word before
+  // our RMW, and has written the word with no RMW since, is running a task
+  // now: neither searching nor sleeping in `after` (a worker leased to the
+  // seat counts as running: its guest pushes). Every other worker's last
+  // RMW of the word came after its pushes and is in `after`'s release
+  // sequence (release, or seq_cst, and every write of the word is an RMW),
+  // so our acquiring RMW already made its pushes visible: only a running
+  // one needs membarrier's help (weft/detail/sync/asymmetric_fence.hpp).
+  if (searching(after) + sleeping(after) + self_running < static_cast<std::uint32_t>(pool_.size())) {
+    heavy_fence();
+  } else {
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: our RMW before our reads, as ever
+  }
+}
+
 void IdleWorkers::announce_sleep(int w, std::uint64_t delta) noexcept {
+  std::uint64_t after;
   {
     std::lock_guard lock(sleepers_mutex_);
     sleepers_.push_back(w);
-    idle_state_.fetch_add(delta, std::memory_order_seq_cst);  // seq_cst: see PoolCore::push()
+    // seq_cst (acquire, for dekker_fence()): see PoolCore::push().
+    after = idle_state_.fetch_add(delta, std::memory_order_seq_cst) + delta;
   }
   sched_point();
   // acq_rel: wait_quiescent() waiters see the completions before the bump.
   if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
-  // The caller's rescan must follow the RMW, against workers' pushes,
-  // whose light_fence() this makes a full fence in effect.
-  heavy_fence();
+  // The caller's rescan must follow the RMW, against workers' pushes too.
+  dekker_fence(after, 0);
   sched_point();
 }
 

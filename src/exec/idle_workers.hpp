@@ -106,6 +106,11 @@ class IdleWorkers {
   // a worker about to park (searching -> sleeping), and by return_sleeper()
   // for a leased worker still parked (-> sleeping).
   void announce_sleep(int w, std::uint64_t delta) noexcept;
+  // The fence between our RMW of the idle word (its result `after`) and
+  // our reads of the queues: heavy_fence() while some worker may be
+  // running a task (and pushing with light_fence()), else a seq_cst fence.
+  // `self_running`: 1 if the caller runs a task and is in neither half.
+  void dekker_fence(std::uint64_t after, std::uint32_t self_running) const noexcept;
 
   PoolCore& pool_;
 
