@@ -192,12 +192,38 @@ void TaskGroup::wait_as_one_of_the_p() noexcept {
   detail::block_on(state_, &TaskGroup::done, kWaiter, false);
 }
 
+bool TaskGroup::run_mine_at_bottom() noexcept {
+  detail::WorkerContext& c = detail::this_worker();
+  if (c.pool != &detail::core_of(pool_)) return false;
+  detail::WorkStealingDeque& d = c.worker->source.deque;
+  detail::TaskNode* const t = d.peek_bottom();
+  // discard: the one function every group task has (see take_mine()).
+  if (t == nullptr || t->discard != &discard_task || static_cast<GroupTaskBase*>(t)->group != this) return false;
+  // Only the owner moves the bottom: pop() returns t, or nothing if a
+  // thief took it, the last one, meanwhile.
+  if (d.pop() != t) return false;
+  c.pool->execute(*c.worker, t);  // counted, traced and claimed as any task the worker runs
+  return true;
+}
+
 void TaskGroup::wait() {
   // A group cancelled by a stop (on another thread) still has the tasks
   // this thread queued in its deque: take them back rather than wait.
   if (is_cancelled()) take_back_queued();
   // acquire: pairs with the release of the RMW that took the last unit off.
-  if (!done(state_.load(std::memory_order_acquire))) {
+  if (!done(state_.load(std::memory_order_acquire)) && builder_ == &detail::t_group_frames &&
+      detail::top_group_serial() == builder_top_) {
+    // Fork-join's join: the builder, under the frame it built the group in
+    // (so not inside one of the group's tasks), takes its own queued tasks
+    // of the group back off the bottom of its deque, newest first, and
+    // runs them here, as the helping wait below would, without its search
+    // (own deque, then victims) or its waiting word. What a thief took, or
+    // a task queued above ours, leaves it to the helping wait.
+    // acquire: as above.
+    while (run_mine_at_bottom() && !done(state_.load(std::memory_order_acquire))) {
+    }
+  }
+  if (!done(state_.load(std::memory_order_acquire))) {  // acquire: as above
     // Only a wait that would block can be one from inside: the calling task
     // itself is still pending.
     if (running_on_this_thread())

@@ -271,6 +271,9 @@ class TaskGroup {
     if (!skipped_.load(std::memory_order_relaxed)) skipped_.store(true, std::memory_order_relaxed);
   }
   [[nodiscard]] bool running_on_this_thread() const noexcept;
+  // The join's fast path: if the calling worker's newest queued task is
+  // one of this group's, takes it back and runs it here; true if it did.
+  bool run_mine_at_bottom() noexcept;
   void count_on_root() {
     // relaxed: the count only has to be in place before the task can finish,
     // which the push's release orders.

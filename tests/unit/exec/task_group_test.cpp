@@ -165,6 +165,54 @@ TEST(TaskGroup, WaitOnAnotherGroupFromATaskStillWorks) {
   EXPECT_EQ(ran.load(), 2);
 }
 
+// The join's fast path takes the builder's own queued tasks of the group
+// back off the bottom of its deque; a task of another group queued above
+// them stops it, and the helping wait runs the rest. On one worker nothing
+// is stolen, so the order is exact: a2 (newest, on top) by the fast path,
+// then b (another group's, now on top) and a1 by the helping wait. Every
+// one is counted as a task the worker ran.
+TEST(TaskGroup, TheJoinRunsItsOwnQueuedTasksFirstAndLeavesTheRestToTheHelpingWait) {
+  weft::test::Watchdog dog("the join's fast path");
+  weft::ThreadPool pool(workers(1));
+  std::string order;
+  auto f = pool.submit([&] {
+    const std::uint64_t before = pool.stats().total.tasks_run;
+    weft::TaskGroup g(pool);
+    weft::TaskGroup other(pool);
+    g.run([&] { order += "a1 "; });
+    other.run([&] { order += "b "; });
+    g.run([&] { order += "a2 "; });
+    g.wait();
+    order += "| ";
+    other.wait();
+    return pool.stats().total.tasks_run - before;
+  });
+  EXPECT_EQ(weft::detail::get_remote(f), 3u);
+  EXPECT_EQ(order, "a2 b a1 | ");
+}
+
+// An exception from a task the fast path ran is rethrown by that wait(),
+// and the group is usable again afterwards.
+TEST(TaskGroup, TheJoinsFastPathRethrowsAndTheGroupGoesOn) {
+  weft::test::Watchdog dog("fast path exception");
+  weft::ThreadPool pool(workers(1));
+  auto f = pool.submit([&] {
+    weft::TaskGroup g(pool);
+    g.run([] { throw std::runtime_error("child"); });
+    std::string what;
+    try {
+      g.wait();
+    } catch (const std::runtime_error& e) {
+      what = e.what();
+    }
+    int ran = 0;
+    g.run([&] { ++ran; });
+    g.wait();
+    return what + " " + std::to_string(ran);
+  });
+  EXPECT_EQ(weft::detail::get_remote(f), "child 1");
+}
+
 TEST(TaskGroup, WaitWithNothingRunReturns) {
   weft::ThreadPool pool(workers(1));
   weft::TaskGroup g(pool);
