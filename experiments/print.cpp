@@ -29,9 +29,10 @@ void print_machine_header() {
              m["allowed_cpus"].size(), m.value("allowed_cpus_list", std::string()),
              m["cores"].get<int>(), m["packages"].get<int>(), m["smt"].get<bool>() ? "yes" : "no",
              m["available_parallelism"].get<int>());
-  fmt::print("Kernel: {}; compiler: {}; weft {}; topology: {}\n", m.value("kernel", std::string("?")),
-             m.value("compiler", std::string("?")), m.value("weft_version", std::string("?")),
-             m.value("topology_source", std::string("?")));
+  fmt::print("Kernel: {}; compiler: {}; weft {}; topology: {}; pool push fences: {}\n",
+             m.value("kernel", std::string("?")), m.value("compiler", std::string("?")),
+             m.value("weft_version", std::string("?")), m.value("topology_source", std::string("?")),
+             m.value("push_fences", std::string("?")));
   if (m.contains("topology_warning"))
     fmt::print("WARNING: {}\n", m["topology_warning"].get<std::string>());
 }

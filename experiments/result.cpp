@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "weft/exec/thread_pool.hpp"
 #include "weft/topo/topology.hpp"
 
 namespace weft::xp {
@@ -163,6 +164,7 @@ nlohmann::json machine_context() {
   m["compiler"] = WEFT_COMPILER;
   m["weft_version"] = WEFT_VERSION;
   m["weft_commit"] = detail::kWeftCommit;
+  m["push_fences"] = ThreadPool::push_fences();
   return m;
 }
 

@@ -355,6 +355,9 @@ const std::vector<int>& ThreadPool::cpus() const noexcept { return core_->cpus()
 bool ThreadPool::is_worker() const noexcept { return detail::on_worker_of(*core_); }
 PoolStats ThreadPool::stats() const { return core_->stats(); }
 int ThreadPool::idle_worker_count() const noexcept { return static_cast<int>(core_->idle_count()); }
+const char* ThreadPool::push_fences() noexcept {
+  return detail::enable_asymmetric_fences() ? "membarrier" : "fences";
+}
 int ThreadPool::current_worker_index() noexcept {
   const detail::WorkerContext& c = detail::this_worker();
   return c.worker != nullptr ? c.worker->index : -1;

@@ -87,6 +87,9 @@ TEST(ReportQuick, WritesResultsPageAndEveryFigure) {
   EXPECT_EQ(results.at("published").at("000_ring_latency").value("title", std::string()),
             "Inter-thread signalling latency");
   EXPECT_TRUE(results.at("machine").contains("cpu_model"));
+  // The figures depend on it (docs/design/pool.md, the fences as an asymmetric pair).
+  const std::string fences = results.at("machine").value("push_fences", std::string());
+  EXPECT_TRUE(fences == "membarrier" || fences == "fences") << fences;
   EXPECT_GT(results.at("report").at("seconds").get<double>(), 0);
   for (const auto& name : kExperiments) {
     const nlohmann::json* e = find_experiment(results, name);

@@ -199,6 +199,13 @@ class ThreadPool {
   /// nullptr on any other thread: recursive code finds its pool without
   /// passing it down, as oneTBB's and OpenMP's tasks find theirs.
   [[nodiscard]] static ThreadPool* current() noexcept;
+  /// How a worker's push is ordered against a worker going to sleep, for
+  /// the process (decided once, when the first pool starts, or here):
+  /// "membarrier" — a compiler barrier on the push and membarrier(2) on the
+  /// sleeper's side, where the kernel allows it; "fences" — a seq_cst fence
+  /// on both (no membarrier, or WEFT_ASYMMETRIC_FENCE=0). Fork-join's
+  /// per-task cost differs between the two (docs/design/pool.md).
+  [[nodiscard]] static const char* push_fences() noexcept;
   /// Workers idle right now (searching for a task or parked): when to offer
   /// a loop's work to the pool (weft::adaptive). One relaxed load, so a hint
   /// that may be stale by the time it returns.

@@ -16,6 +16,7 @@
 
 #include "stress.hpp"
 #include "watchdog.hpp"
+#include "weft/exec/thread_pool.hpp"
 
 namespace {
 
@@ -23,6 +24,7 @@ TEST(AsymmetricFence, TheChoiceIsMadeOnceAndTheFlagSaysWhich) {
   const bool on = weft::detail::enable_asymmetric_fences();
   EXPECT_EQ(weft::detail::enable_asymmetric_fences(), on);
   EXPECT_EQ(weft::detail::g_asymmetric_fences.load(), on);
+  EXPECT_STREQ(weft::ThreadPool::push_fences(), on ? "membarrier" : "fences");
 }
 
 TEST(AsymmetricFence, StoreBufferingNeverLetsBothSidesMissEachOther) {
