@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "algo_support.hpp"
@@ -40,14 +42,26 @@ TEST(ParallelFind, AnEarlyMatchStopsTheSearchEarly) {
   std::vector<int> v(n, 0);
   for (std::size_t at : {std::size_t{10}, std::size_t{5000}}) {
     v[at] = 1;
-    std::atomic<long> calls{0};
-    const auto it = weft::parallel_find_if(pool, v.begin(), v.end(), [&](int x) {
-      calls.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after the call returns
-      return x == 1;
-    });
-    EXPECT_EQ(it - v.begin(), static_cast<long>(at));
-    // Searchers * (first block + at / 16) beyond the match, with room to spare.
-    EXPECT_LT(calls.load(), static_cast<long>(at + 4 * (weft::detail::kFindMinBlock + at / 8))) << "match at " << at;
+    // Searchers * (first block + at / 16) beyond the match, with room to
+    // spare. The bound holds unless the thread that found the match is
+    // preempted before it publishes it (the others search on meanwhile:
+    // once 145,221 calls under ASan on a busy 2-vCPU host), so the best of
+    // three searches must meet it; one that never stops early fails all
+    // three.
+    const long bound = static_cast<long>(at + 4 * (weft::detail::kFindMinBlock + at / 8));
+    std::string tries;
+    long best = std::numeric_limits<long>::max();
+    for (int attempt = 0; attempt < 3 && best >= bound; ++attempt) {
+      std::atomic<long> calls{0};
+      const auto it = weft::parallel_find_if(pool, v.begin(), v.end(), [&](int x) {
+        calls.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after the call returns
+        return x == 1;
+      });
+      EXPECT_EQ(it - v.begin(), static_cast<long>(at));
+      best = std::min(best, calls.load());
+      tries += std::to_string(calls.load()) + " ";
+    }
+    EXPECT_LT(best, bound) << "match at " << at << "; calls in each search: " << tries;
     v[at] = 0;
   }
 }
