@@ -526,12 +526,14 @@ void GraphState::discard_range(TaskNode* t) noexcept {
   g.release(r->hi - r->lo);  // the range's sources, none of which will run
 }
 
+namespace {
 // `ran` nodes ran inside one pool task (a chain, a range of sources): the
 // pool counted the task, stats() counts every node (tasks_run).
 void count_inside_one_task(std::size_t ran) noexcept {
   Worker* w = this_worker().worker;
   if (ran > 1 && w != nullptr) bump(w->counters.handed_on, ran - 1);
 }
+}  // namespace
 
 void GraphState::execute_range(TaskNode* t) noexcept {
   auto* r = static_cast<SourceRange*>(t);

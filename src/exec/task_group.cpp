@@ -33,9 +33,8 @@ constexpr std::uint32_t kWaiter = 1;
 TaskGroup::TaskGroup() : TaskGroup(*detail::current_or_default_pool().owner) {}
 
 bool TaskGroup::running_on_this_thread() const noexcept {
-  // The builder with the frame it built the group under on top: nothing
-  // of the group is below it (task_group.hpp, GroupFrame).
-  if (builder_ == &detail::t_group_frames && detail::top_group_serial() == builder_top_) return false;
+  // Nothing of the group is below the builder's own frame.
+  if (waited_on_by_builder()) return false;
   std::uint64_t walked = 0;
   bool found = false;
   for (const detail::GroupFrame* f = detail::t_group_frames; f != nullptr && !found; f = f->below) {
@@ -138,9 +137,8 @@ struct TakeBack {
 
 bool TaskGroup::take_mine(detail::TaskNode* t, const void* ctx) noexcept {
   const auto* tb = static_cast<const TakeBack*>(ctx);
-  if (t->discard != &discard_task) return false;
+  if (!is_task_of(t, tb->group)) return false;
   auto* self = static_cast<GroupTaskBase*>(t);
-  if (self->group != tb->group) return false;
   Shard* shard = self->shard;
   self->destroy(self);
   // Marked skipped before the task leaves the count: a shard decrement may
@@ -197,8 +195,7 @@ bool TaskGroup::run_mine_at_bottom() noexcept {
   if (c.pool != &detail::core_of(pool_)) return false;
   detail::WorkStealingDeque& d = c.worker->source.deque;
   detail::TaskNode* const t = d.peek_bottom();
-  // discard: the one function every group task has (see take_mine()).
-  if (t == nullptr || t->discard != &discard_task || static_cast<GroupTaskBase*>(t)->group != this) return false;
+  if (t == nullptr || !is_task_of(t, this)) return false;
   // Only the owner moves the bottom: pop() returns t, or nothing if a
   // thief took it, the last one, meanwhile.
   if (d.pop() != t) return false;
@@ -211,8 +208,7 @@ void TaskGroup::wait() {
   // this thread queued in its deque: take them back rather than wait.
   if (is_cancelled()) take_back_queued();
   // acquire: pairs with the release of the RMW that took the last unit off.
-  if (!done(state_.load(std::memory_order_acquire)) && builder_ == &detail::t_group_frames &&
-      detail::top_group_serial() == builder_top_) {
+  if (!done(state_.load(std::memory_order_acquire)) && waited_on_by_builder()) {
     // Fork-join's join: the builder, under the frame it built the group in
     // (so not inside one of the group's tasks), takes its own queued tasks
     // of the group back off the bottom of its deque, newest first, and

@@ -271,6 +271,16 @@ class TaskGroup {
     if (!skipped_.load(std::memory_order_relaxed)) skipped_.store(true, std::memory_order_relaxed);
   }
   [[nodiscard]] bool running_on_this_thread() const noexcept;
+  // The builder, waiting under the frame it built the group in: not inside
+  // one of the group's tasks (GroupFrame), an O(1) test.
+  [[nodiscard]] bool waited_on_by_builder() const noexcept {
+    return builder_ == &detail::t_group_frames && detail::top_group_serial() == builder_top_;
+  }
+  // Whether `t` is one of `group`'s tasks: discard_task is the one discard
+  // function every group task has.
+  static bool is_task_of(const detail::TaskNode* t, const TaskGroup* group) noexcept {
+    return t->discard == &discard_task && static_cast<const GroupTaskBase*>(t)->group == group;
+  }
   // The join's fast path: if the calling worker's newest queued task is
   // one of this group's, takes it back and runs it here; true if it did.
   bool run_mine_at_bottom() noexcept;
