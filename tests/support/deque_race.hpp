@@ -51,7 +51,11 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
       }
     });
   detail::DequeOwner owner(d);
-  auto pop = [&] { return batched ? d.pop_batched() : owner.pop(); };
+  // Pushed-back tasks need no republishing here: the thieves poll.
+  auto pop = [&] {
+    bool pushed_back = false;
+    return batched ? d.pop_batched(pushed_back) : owner.pop();
+  };
   for (std::size_t i = 0; i < n; ++i) {
     owner.push(&tasks[i]);
     if (i % static_cast<std::size_t>(pop_every) == 0)

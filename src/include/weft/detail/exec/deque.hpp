@@ -106,10 +106,6 @@ class WorkStealingDeque {
   // clear the slot's ready bit, and sleep). So `pushed_back` says whether
   // it pushed any back, and an owner whose deque is found through bits must
   // then publish them as it does a push (PoolCore::republish()).
-  TaskNode* pop_batched() {
-    bool pushed_back = false;
-    return pop_batched(pushed_back);
-  }
   TaskNode* pop_batched(bool& pushed_back) {
     const Bottom r = reserve_bottom();
     if (r.empty()) return nullptr;
