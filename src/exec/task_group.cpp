@@ -5,6 +5,7 @@
 #include "pool_core.hpp"
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/exec/seat.hpp"
+#include "weft/detail/sync/asymmetric_fence.hpp"
 #include "weft/detail/sync/futex.hpp"
 #include "weft/detail/sched_point.hpp"
 #include "weft/error.hpp"
@@ -26,8 +27,14 @@ std::uint64_t self_wait_frames_walked() noexcept {
 }  // namespace detail
 
 namespace {
-// Bit 0 of the state word: a waiter may sleep on it (the count is in bits 1-31).
+// Bit 0 of the state word: a waiter may sleep on it (the count is in bits 2-31).
 constexpr std::uint32_t kWaiter = 1;
+// Bit 1: a thread other than the builder waits. Its condition reads the
+// builder's local count too, which a finish on the root cannot see: so
+// every root decrement wakes it, and so does the builder when it changes
+// the local count (note_local_change()).
+constexpr std::uint32_t kOutside = 2;
+constexpr std::uint32_t kShardMax = 0xfffffffeu;
 }  // namespace
 
 TaskGroup::TaskGroup() : TaskGroup(*detail::current_or_default_pool().owner) {}
@@ -84,7 +91,7 @@ TaskGroup::Shard* TaskGroup::count_elsewhere() {
   // argued in (docs/design/cancellation.md); on x86 and AArch64 an RMW
   // costs the same at acq_rel.
   const std::uint32_t old = shard.value.fetch_add(1, std::memory_order_seq_cst);
-  if (old >= kMaxPending) {
+  if (old >= kShardMax) {
     shard.value.fetch_sub(1, std::memory_order_relaxed);  // relaxed: undoes our own add, not a 1 -> 0
     throw std::length_error("weft::TaskGroup: more than 2^32 pending tasks from one worker");
   }
@@ -92,7 +99,7 @@ TaskGroup::Shard* TaskGroup::count_elsewhere() {
     detail::sched_point();
     // The shard's unit: this worker alone adds to its shard, so no finish
     // can take the unit off before this add (the shard holds our task).
-    state_.fetch_add(2, std::memory_order_seq_cst);  // seq_cst: see above
+    state_.fetch_add(4, std::memory_order_seq_cst);  // seq_cst: see above
   }
   return &shard;
 }
@@ -102,14 +109,20 @@ void TaskGroup::take_units_off_root(std::uint32_t units) noexcept {
   // seq_cst: release publishes the tasks' effects to wait()'s acquire, and
   // the order above; the old value says whether this was the last unit and
   // someone sleeps. The group may be destroyed as soon as the count is
-  // zero: the wake call only uses the word's address.
-  const std::uint32_t two_n = 2 * units;
-  if (state_.fetch_sub(two_n, std::memory_order_seq_cst) == (two_n | kWaiter))
-    detail::futex_wake(state_, detail::kWakeAll);
+  // zero: the wake call only uses the word's address. A waiter outside
+  // the builder's thread is woken by every decrement: only it can tell,
+  // with the local count, whether this was the last.
+  const std::uint32_t four_n = 4 * units;
+  const std::uint32_t old = state_.fetch_sub(four_n, std::memory_order_seq_cst);
+  if ((old & kOutside) != 0 || old == (four_n | kWaiter)) detail::futex_wake(state_, detail::kWakeAll);
 }
 
 void TaskGroup::finish_one(Shard* shard) noexcept {
-  if (shard != nullptr) {
+  if (shard == inline_mark()) {
+    finish_inline();
+    return;
+  }
+  if (shard != nullptr && shard != local_mark()) {
     detail::sched_point();
     // seq_cst: release hands this task's effects to the shard's 1 -> 0
     // finisher, which passes them on to the root; see count_elsewhere().
@@ -148,7 +161,8 @@ bool TaskGroup::take_mine(detail::TaskNode* t, const void* ctx) noexcept {
   tb->group->skip();
   // seq_cst: as in finish_one(); the shard's unit, if this emptied it, goes
   // off the root with the others after the walk.
-  if (shard == nullptr || shard->value.fetch_sub(1, std::memory_order_seq_cst) == 1) ++tb->units;
+  if (shard == nullptr || shard == local_mark() || shard->value.fetch_sub(1, std::memory_order_seq_cst) == 1)
+    ++tb->units;
   return true;
 }
 
@@ -175,19 +189,108 @@ void TaskGroup::take_back_queued() noexcept {
 // a post from elsewhere meanwhile must be able to wake it. Then (or with no
 // seat: another thread holds it, or all P compute already) it waits without
 // computing.
-void TaskGroup::wait_as_one_of_the_p() noexcept {
+void TaskGroup::wait_as_one_of_the_p(bool outside) noexcept {
   if (detail::on_worker_thread()) {
-    detail::block_on(state_, &TaskGroup::done, kWaiter, true);
+    if (outside)
+      block_outside(true);
+    else
+      detail::block_on(state_, &TaskGroup::done, kWaiter, true);
     return;
   }
   {
     const detail::Seat seat(pool_);
     // acquire: as in wait(), the count reaching zero publishes the tasks' effects.
     if (seat.seated())
-      while (!done(state_.load(std::memory_order_acquire)) && detail::help_one()) {
+      while (!(outside ? outside_done() : done(state_.load(std::memory_order_acquire))) && detail::help_one()) {
       }
   }
-  detail::block_on(state_, &TaskGroup::done, kWaiter, false);
+  if (outside)
+    block_outside(false);
+  else
+    detail::block_on(state_, &TaskGroup::done, kWaiter, false);
+}
+
+// A task of the local count, finished by the builder's join: -1 on the
+// count, which only this thread writes.
+void TaskGroup::finish_inline() noexcept {
+  // relaxed load: our own word. release: an outside waiter's acquire of
+  // the count sees the task's effects with it.
+  local_.store(local_.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+  note_local_change();
+}
+
+// The builder's thread folds its local count into the root: from here on
+// the root alone says what is pending, as block_on() needs. Added to the
+// root before the count is cleared, so a waiter that reads the count and
+// then the root can see both (too many, never too few).
+void TaskGroup::flush_local() noexcept {
+  const std::uint32_t n = local_.load(std::memory_order_relaxed);  // relaxed: our own word
+  if (n == 0) return;
+  detail::sched_point();
+  // seq_cst: one of the root's RMWs, in the one order the counting is
+  // argued in; it publishes nothing of its own (the count's tasks carry
+  // their effects on their own finishes).
+  state_.fetch_add(4 * n, std::memory_order_seq_cst);
+  local_.store(0, std::memory_order_release);  // release: as in finish_inline()
+  note_local_change();
+}
+
+// After the builder changed its local count: if a waiter outside this
+// thread may sleep on a condition the change just made true, wake it. The
+// store-then-load pair of a Dekker with the waiter's bit-then-count in
+// block_outside(); this side is the hot one (every inline finish), so it
+// takes the light fence and the waiter the heavy one.
+void TaskGroup::note_local_change() noexcept {
+  detail::light_fence();
+  // relaxed: the fence pair orders it; the bit is a hint to wake.
+  if ((state_.load(std::memory_order_relaxed) & kOutside) == 0) return;
+  // seq_cst: changes the word, so a waiter between its check and its
+  // futex wait does not sleep on the old value; then wakes the sleepers.
+  state_.fetch_and(~kOutside, std::memory_order_seq_cst);
+  detail::futex_wake(state_, detail::kWakeAll);
+}
+
+// The builder's own test: its local count is its own.
+bool TaskGroup::builder_done() const noexcept {
+  // acquire: pairs with the finishing RMWs' release, as in wait().
+  const std::uint32_t root = state_.load(std::memory_order_acquire);
+  return (((root >> 2) + local_.load(std::memory_order_relaxed)) & kUnitMask) == 0;
+}
+
+// Another thread's test. The local count only falls while anyone may wait
+// (the builder's run()s come before any wait(); its join takes tasks off),
+// so reading it first and the root second over-counts if anything, and a
+// zero sum means nothing was pending when the root was read.
+bool TaskGroup::outside_done() const noexcept {
+  const std::uint32_t n = local_.load(std::memory_order_acquire);  // acquire: pairs with finish_inline()
+  const std::uint32_t root = state_.load(std::memory_order_acquire);  // acquire: as above
+  return (((root >> 2) + n) & kUnitMask) == 0;
+}
+
+// How a thread other than the builder blocks: helps (on a worker) while
+// there is something to run, then sets both bits and sleeps on the root.
+// Every root decrement then wakes it, and so does a change of the local
+// count (note_local_change(): the heavy fence here pairs with its light one).
+void TaskGroup::block_outside(bool help) noexcept {
+  for (;;) {
+    if (outside_done()) return;
+    if (help && detail::help_one()) continue;
+    // seq_cst: the announcement the finishers and note_local_change() read.
+    // The futex waits on the word as this RMW left it: a change since (a
+    // finish, or the builder clearing the bit to wake us) makes it return.
+    const std::uint32_t w = state_.fetch_or(kWaiter | kOutside, std::memory_order_seq_cst) | kWaiter | kOutside;
+    detail::heavy_fence();
+    if (outside_done()) return;
+    detail::futex_wait(state_, w);
+  }
+}
+
+void TaskGroup::clear_waiter_bits() noexcept {
+  // relaxed: clears the bits when the root holds nothing (units below zero
+  // mean the builder still holds local counts: left for its flush); if a
+  // run() raced in, a bit stays and only costs a spare wake call.
+  std::uint32_t w = state_.load(std::memory_order_relaxed);
+  if (w != 0 && (w >> 2) == 0) state_.compare_exchange_strong(w, 0, std::memory_order_relaxed, std::memory_order_relaxed);
 }
 
 bool TaskGroup::run_mine_at_bottom() noexcept {
@@ -199,6 +302,9 @@ bool TaskGroup::run_mine_at_bottom() noexcept {
   // Only the owner moves the bottom: pop() returns t, or nothing if a
   // thief took it, the last one, meanwhile.
   if (d.pop() != t) return false;
+  // Ours now: a task of the local count finishes on it (finish_inline()).
+  auto* g = static_cast<GroupTaskBase*>(t);
+  if (g->shard == local_mark()) g->shard = inline_mark();
   c.pool->execute(*c.worker, t);  // counted, traced and claimed as any task the worker runs
   return true;
 }
@@ -207,31 +313,31 @@ void TaskGroup::wait() {
   // A group cancelled by a stop (on another thread) still has the tasks
   // this thread queued in its deque: take them back rather than wait.
   if (is_cancelled()) take_back_queued();
-  // acquire: pairs with the release of the RMW that took the last unit off.
-  if (!done(state_.load(std::memory_order_acquire)) && waited_on_by_builder()) {
+  if (waited_on_by_builder()) {
     // Fork-join's join: the builder, under the frame it built the group in
     // (so not inside one of the group's tasks), takes its own queued tasks
     // of the group back off the bottom of its deque, newest first, and
     // runs them here, as the helping wait below would, without its search
     // (own deque, then victims) or its waiting word. What a thief took, or
     // a task queued above ours, leaves it to the helping wait.
-    // acquire: as above.
-    while (run_mine_at_bottom() && !done(state_.load(std::memory_order_acquire))) {
+    while (!builder_done() && run_mine_at_bottom()) {
     }
   }
-  if (!done(state_.load(std::memory_order_acquire))) {  // acquire: as above
+  // The builder's thread makes the root exact; another thread counts the
+  // builder's local count in (outside_done()).
+  const bool outside = builder_ != &detail::t_group_frames;
+  if (!outside) flush_local();
+  // acquire (in both): pairs with the release of the RMW that took the last unit off.
+  if (!(outside ? outside_done() : done(state_.load(std::memory_order_acquire)))) {
     // Only a wait that would block can be one from inside: the calling task
     // itself is still pending.
     if (running_on_this_thread())
       throw std::logic_error(
           "weft::TaskGroup::wait() called from one of its own tasks (it would wait for itself; "
           "wait in the code that run() the tasks, outside the group)");
-    wait_as_one_of_the_p();
+    wait_as_one_of_the_p(outside);
   }
-  std::uint32_t w = kWaiter;
-  // relaxed: clears our bit when nothing is pending; if a run() raced in,
-  // the bit stays and only costs a spare wake call.
-  state_.compare_exchange_strong(w, 0, std::memory_order_relaxed, std::memory_order_relaxed);
+  clear_waiter_bits();
   // relaxed: the count reaching zero (acquire above) ordered every skip
   // before us, and the group is quiet now. A load first: the common wait
   // skipped nothing and writes nothing.
@@ -247,8 +353,10 @@ void TaskGroup::wait() {
 
 TaskGroup::~TaskGroup() {
   if (is_cancelled()) take_back_queued();
-  if (!done(state_.load(std::memory_order_acquire)))  // acquire: as in wait()
-    wait_as_one_of_the_p();
+  const bool outside = builder_ != &detail::t_group_frames;
+  if (!outside) flush_local();
+  if (!(outside ? outside_done() : done(state_.load(std::memory_order_acquire))))  // acquire: as in wait()
+    wait_as_one_of_the_p(outside);
   if (error_claimed_.load(std::memory_order_acquire) && error_) {
     report_error("weft::TaskGroup destroyed with an exception nobody wait()ed for", error_);
   }

@@ -12,7 +12,9 @@ cp "$here/$model.pml" "$work/"
 cd "$work"
 
 verify() {  # $1: extra spin flags; prints pan's summary, returns its error count
-  spin -a $1 "$model.pml" >/dev/null
+  rm -f pan pan.c  # a model spin cannot read must not be judged by the last one's pan
+  spin -a $1 "$model.pml" >/dev/null || true
+  [ -f pan.c ] || { echo "check.sh: spin cannot read $model.pml with flags '$1'" >&2; return 1; }
   cc -O2 -DSAFETY -DCOLLAPSE -o pan pan.c
   ./pan -m200000 > pan.out
   grep -E "errors:|states, stored|transitions|elapsed" pan.out | sed 's/^/  /'

@@ -161,4 +161,58 @@ TEST(GroupShardsStress, CancelRacingRunsFromEveryWorker) {
   }
 }
 
+// The builder's local count (count_local()): a group built on a worker,
+// its tasks run() under the building frame and taken back by its join or
+// stolen, while a thread outside the pool waits on the same group — with
+// the builder waiting too (odd rounds) or leaving the wait to that thread.
+// Some tasks run() a child (counted on the root: inside a group task),
+// some spin so that thieves take the rest. The outside wait must return
+// only after every task ran; then the group is destroyed on the outside
+// thread, so a finish or a wake that touched the group late is a race
+// TSan reports.
+TEST(GroupShardsStress, AWaiterOutsideRacesTheBuildersJoin) {
+  const std::int64_t rounds = weft::test::stress_count(2000, 100);
+  weft::test::Watchdog dog("an outside waiter racing the builder's join");
+  weft::ThreadPool pool(weft::PoolOptions{.workers = kWorkers});
+  constexpr int kTasks = 40;
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    std::atomic<weft::TaskGroup*> shared{nullptr};
+    std::atomic<bool> builder_done{false};
+    std::atomic<long> submitted{0};
+    std::atomic<long> ran{0};
+    std::atomic<bool> outside_returned{false};
+    const bool builder_waits = (r % 2) == 1;
+    std::thread waiter([&] {
+      weft::TaskGroup* group = nullptr;
+      while ((group = shared.load(std::memory_order_acquire)) == nullptr) std::this_thread::yield();
+      group->wait();
+      // relaxed: wait() returned, which orders every task's effects first.
+      EXPECT_EQ(ran.load(std::memory_order_relaxed), submitted.load(std::memory_order_relaxed)) << "round " << r;
+      outside_returned.store(true, std::memory_order_release);
+      while (!builder_done.load(std::memory_order_acquire)) std::this_thread::yield();
+      delete group;  // destroyed here, outside the builder's thread
+    });
+    pool.post([&, r] {
+      auto* group = new weft::TaskGroup(pool);  // built on this worker: its run()s count locally
+      for (int i = 0; i < kTasks; ++i) {
+        submitted.fetch_add(1, std::memory_order_relaxed);
+        group->run([&, group, i, r] {
+          if ((i + r) % 5 == 0) {
+            submitted.fetch_add(1, std::memory_order_relaxed);
+            group->run([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+          }
+          for (int spin = 0; spin < (i % 4) * 50; ++spin) std::this_thread::yield();
+          ran.fetch_add(1, std::memory_order_relaxed);
+        });
+      }
+      // release: the run()s above come before the outside wait(), as they must.
+      shared.store(group, std::memory_order_release);
+      if (builder_waits) group->wait();
+      builder_done.store(true, std::memory_order_release);
+    });
+    waiter.join();
+    ASSERT_TRUE(outside_returned.load(std::memory_order_relaxed)) << "round " << r;
+  }
+}
+
 }  // namespace

@@ -71,17 +71,29 @@
 /// runs. is_cancelled() is a snapshot.
 ///
 /// Counting (docs/design/cancellation.md, "Counting without a hot line").
-/// The root word state_ holds (units << 1) | waiter bit, and wait() sleeps
-/// until units == 0. A task is counted in one of two places, which it
-/// records (GroupTaskBase::shard), and its finish undoes exactly that:
+/// The root word state_ holds (units << 2) | outside bit | waiter bit, and
+/// wait() sleeps until nothing is pending. A task is counted in one of
+/// three places, which it records (GroupTaskBase::shard), and its finish
+/// undoes exactly that:
 ///
 ///   run() on                  counts the task in    finish (run, skipped or taken back)
 ///   -----------------------   -------------------   -------------------------------------
-///   the thread that built     the root: units + 1   root: units - 1; wake the waiter
-///   the group, or a thread                          if that left 0 units and the bit set
+///   the thread that built     local_: + 1, a load   popped back by the builder's join:
+///   the group, under the      and a store (only     local_ - 1 (a store); anywhere else:
+///   frame it built it in      that thread writes    root units - 1 (which may go below 0)
+///                             it)
+///   the builder inside a      the root: units + 1   root: units - 1; wake the waiter
+///   group task, or a thread                         if that left 0 units and the bit set
 ///   outside the pool
 ///   worker i of the pool      shard i: +1; only     shard: -1; only 1 -> 0 takes the
 ///   (any other)               0 -> 1 adds a unit    shard's unit off the root (as above)
+///
+/// So pending = root units + local_: fork-join whose tasks stay on their
+/// thread pays no RMW per task. The builder's wait() folds local_ into
+/// the root before it sleeps; a wait() on another thread reads local_ then
+/// the root and sleeps with the outside bit, which every root decrement and
+/// every change of local_ by the builder wakes (docs/design/cancellation.md,
+/// "The builder's local count"; tests/model/group_local.pml).
 ///
 /// So the root's units are the tasks counted on it plus the shards that are
 /// not zero, and a group fed from every worker writes the root once per
@@ -168,15 +180,24 @@ class TaskGroup {
       return;
     }
     Shard* shard = nullptr;
-    if (builder_ == &detail::t_group_frames)
-      count_on_root();
-    else
+    if (builder_ == &detail::t_group_frames) {
+      if (detail::top_group_serial() == builder_top_) {
+        count_local();
+        shard = local_mark();
+      } else {
+        count_on_root();
+      }
+    } else {
       shard = count_elsewhere();
+    }
     detail::TaskNode* t;
     try {
       t = detail::new_task<GroupTask<Fn>>(std::forward<F>(f), this, shard);
     } catch (...) {
-      finish_one(shard);
+      if (shard == local_mark())
+        uncount_local();
+      else
+        finish_one(shard);
       throw;
     }
     pool_.push(t);  // on failure the task's discard() has called finish_one()
@@ -197,7 +218,12 @@ class TaskGroup {
   }
 
  private:
-  static constexpr std::uint32_t kMaxPending = 0xfffffffeu;
+  // The root's units are 30 bits, and may stand below zero while the
+  // builder holds local counts (see count_local()): both stay far from
+  // the wrap.
+  static constexpr std::uint32_t kMaxLocal = 1u << 28;
+  static constexpr std::int32_t kMaxRootUnits = 1 << 28;
+  static constexpr std::uint32_t kUnitMask = (1u << 30) - 1;
 
   // One worker's count of the group's tasks it run(): written by that
   // worker's run()s and by the finishes of those tasks (on the worker
@@ -207,7 +233,10 @@ class TaskGroup {
   // The part every group task shares: `discard` is the one function
   // discard_task for all of them, which is how take_back() recognises the
   // group's tasks among others; `destroy` frees one without accounting;
-  // `shard` is where run() counted it (nullptr: on the root).
+  // `shard` is where run() counted it: nullptr on the root, local_mark()
+  // in the builder's local count, inline_mark() the same task once the
+  // builder's join took it back to run it (so its finish takes it off the
+  // local count, not the root), else a shard.
   struct GroupTaskBase : detail::TaskNode {
     TaskGroup* group;
     Shard* shard;
@@ -287,19 +316,50 @@ class TaskGroup {
   void count_on_root() {
     // relaxed: the count only has to be in place before the task can finish,
     // which the push's release orders.
-    if (state_.fetch_add(2, std::memory_order_relaxed) >= kMaxPending) {
-      state_.fetch_sub(2, std::memory_order_relaxed);  // relaxed: undoes our own add
-      throw std::length_error("weft::TaskGroup: more than 2^31 pending tasks");
+    const std::uint32_t old = state_.fetch_add(4, std::memory_order_relaxed);
+    if (static_cast<std::int32_t>(old) >= 4 * kMaxRootUnits) {
+      state_.fetch_sub(4, std::memory_order_relaxed);  // relaxed: undoes our own add
+      throw std::length_error("weft::TaskGroup: more than 2^28 pending tasks");
     }
   }
+  // The builder's run() under the frame it built the group in: +1 on the
+  // local count, a word only this thread writes — a load and a store, no
+  // RMW. A task so counted leaves the count where it finishes: popped back
+  // by the builder's join (finish_inline(), again no RMW) or anywhere else
+  // (a thief, a helping wait, a skip: a unit off the root, which may so
+  // stand below zero). pending = root units + local, and the builder's
+  // wait() folds local into the root (flush_local()) before it sleeps.
+  // Fork-join that keeps its tasks pays no RMW per task; a steal pays one.
+  // The protocol: tests/model/group_local.pml, docs/design/cancellation.md.
+  void count_local() {
+    // relaxed: only this thread writes the word; a wait() on another thread
+    // is ordered after this run() by the caller (as every run() must be),
+    // a finish does not read it.
+    const std::uint32_t n = local_.load(std::memory_order_relaxed);
+    if (n >= kMaxLocal) throw std::length_error("weft::TaskGroup: more than 2^28 pending tasks");
+    local_.store(n + 1, std::memory_order_relaxed);
+  }
+  void uncount_local() noexcept {
+    // relaxed: undoes count_local() before anything saw the task.
+    local_.store(local_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  }
+  static Shard* local_mark() noexcept { return reinterpret_cast<Shard*>(std::uintptr_t{1}); }
+  static Shard* inline_mark() noexcept { return reinterpret_cast<Shard*>(std::uintptr_t{2}); }
+  void finish_inline() noexcept;
+  void flush_local() noexcept;
+  void note_local_change() noexcept;
+  [[nodiscard]] bool builder_done() const noexcept;
+  [[nodiscard]] bool outside_done() const noexcept;
+  void block_outside(bool help) noexcept;
+  void clear_waiter_bits() noexcept;
   // run() on any thread but the builder: counts on the worker's shard
   // (returned), or on the root outside the pool (nullptr).
   Shard* count_elsewhere();
   Shard* shards();
   void finish_one(Shard* shard) noexcept;
   void take_units_off_root(std::uint32_t units) noexcept;
-  static bool done(std::uint32_t w) noexcept { return (w >> 1) == 0; }
-  void wait_as_one_of_the_p() noexcept;
+  static bool done(std::uint32_t w) noexcept { return (w >> 2) == 0; }
+  void wait_as_one_of_the_p(bool outside) noexcept;
 
   ThreadPool& pool_;
   // The thread that built the group (the address of its t_group_frames):
@@ -312,10 +372,13 @@ class TaskGroup {
   // pool.size() shards, made by the first run() that needs one and kept
   // until the destructor; read by run()s on workers other than the builder.
   std::atomic<Shard*> shards_{nullptr};
-  // The root: (units << 1) | waiter bit. Written by the builder's run()s,
-  // by finishing root-counted tasks and by shards' 0 <-> 1 transitions;
-  // read by wait().
+  // The root: (units << 2) | outside bit | waiter bit. Written by run()s
+  // that count on it, by finishing root-counted and local-counted tasks
+  // and by shards' 0 <-> 1 transitions; read by wait().
   alignas(detail::kCacheLine) std::atomic<std::uint32_t> state_{0};
+  // The builder's local count (count_local()): written by the builder's
+  // thread alone, read by a wait() on another thread.
+  std::atomic<std::uint32_t> local_{0};
   // Set once by the first task that throws (error_claimed_ arbitrates).
   std::atomic<bool> error_claimed_{false};
   // Set by cancel() or the stop callback on any thread; read by every task

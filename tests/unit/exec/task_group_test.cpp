@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "fork_join.hpp"
 #include "watchdog.hpp"
@@ -211,6 +213,64 @@ TEST(TaskGroup, TheJoinsFastPathRethrowsAndTheGroupGoesOn) {
     return what + " " + std::to_string(ran);
   });
   EXPECT_EQ(weft::detail::get_remote(f), "child 1");
+}
+
+// The builder's run()s count on its local word (no RMW); a wait() on
+// another thread must still count them: it returns only once every one of
+// them has run, whether a worker ran it or the builder's own join did.
+TEST(TaskGroup, AWaitOnAnotherThreadCountsTheBuildersTasks) {
+  weft::test::Watchdog dog("a wait on another thread");
+  weft::ThreadPool pool(workers(2));
+  weft::TaskGroup g(pool);
+  std::atomic<bool> release{false};
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 8; ++i)
+    g.run([&] {
+      while (!release.load(std::memory_order_acquire)) std::this_thread::yield();
+      ran.fetch_add(1, std::memory_order_relaxed);
+    });
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    g.wait();
+    returned.store(true, std::memory_order_release);
+    EXPECT_EQ(ran.load(std::memory_order_relaxed), 8);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(returned.load(std::memory_order_acquire)) << "returned while every task was held";
+  release.store(true, std::memory_order_release);
+  waiter.join();
+  EXPECT_EQ(ran.load(std::memory_order_relaxed), 8);
+  g.wait();  // the builder's own wait: nothing left
+}
+
+// The builder on a worker joins its own tasks (popping them back, no RMW)
+// while a thread outside the pool waits on the same group: both return,
+// after every task, and the group is reusable.
+TEST(TaskGroup, TheBuildersJoinAndAnOutsideWaitEndTogether) {
+  weft::test::Watchdog dog("the builder's join and an outside wait");
+  weft::ThreadPool pool(workers(2));
+  for (int round = 0; round < 50; ++round) {
+    std::atomic<weft::TaskGroup*> shared{nullptr};
+    std::atomic<int> ran{0};
+    std::atomic<bool> outside_done{false};
+    std::thread waiter([&] {
+      weft::TaskGroup* g = nullptr;
+      while ((g = shared.load(std::memory_order_acquire)) == nullptr) std::this_thread::yield();
+      g->wait();
+      EXPECT_EQ(ran.load(std::memory_order_relaxed), 64) << "round " << round;
+      outside_done.store(true, std::memory_order_release);
+    });
+    pool.submit([&] {
+       weft::TaskGroup g(pool);
+       for (int i = 0; i < 64; ++i) g.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+       shared.store(&g, std::memory_order_release);
+       g.wait();
+       EXPECT_EQ(ran.load(std::memory_order_relaxed), 64);
+       // The group lives until the outside wait is over.
+       while (!outside_done.load(std::memory_order_acquire)) std::this_thread::yield();
+     }).get();
+    waiter.join();
+  }
 }
 
 TEST(TaskGroup, WaitWithNothingRunReturns) {
