@@ -13,6 +13,36 @@ namespace weft::detail {
 
 bool on_worker_thread() noexcept { return this_worker().worker != nullptr; }
 
+std::coroutine_handle<> break_chain(Join* top) noexcept {
+  std::coroutine_handle<> last;
+  for (Join* j = top; j != nullptr;) {
+    Join* const below = j->below;  // read first: after the fetch_sub j may be gone
+    const std::size_t k = j->local + 1;
+    // acq_rel: release publishes the children this thread finished (and
+    // the suspended one's state before it suspended) to the last arrival;
+    // acquire, if this is the last, sees every other child's result before
+    // the parent resumes. The reservation kept j alive until here.
+    if (j->remaining.fetch_sub(k, std::memory_order_acq_rel) == k) last = j->parent;
+    j = below;
+  }
+  return last;
+}
+
+TaskNode* take_own_newest(bool (*mine)(const TaskNode*, const void*) noexcept, const void* ctx) noexcept {
+  WorkerContext& c = this_worker();
+  if (c.worker == nullptr) return nullptr;
+  WorkStealingDeque& d = c.worker->source.deque;
+  TaskNode* const t = d.peek_bottom();
+  if (t == nullptr || !mine(t, ctx)) return nullptr;
+  // Only the owner moves the bottom: pop() returns t, or nothing if a
+  // thief took it, the last one, meanwhile.
+  if (d.pop() != t) return nullptr;
+  // release: as PoolCore::execute(); counted before it runs, inside the
+  // running task, which is itself not yet counted.
+  c.worker->completed.store(c.worker->completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  return t;
+}
+
 bool help_one() noexcept {
   WorkerContext& c = this_worker();
   return c.worker != nullptr && c.pool->help_one(*c.worker);

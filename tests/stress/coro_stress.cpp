@@ -1,6 +1,7 @@
 // Coroutine tasks under load: spawn's cancel racing the worker that starts
 // the task, co_await racing the awaited future's completion, and when_all
-// fork-join from several threads at once. Sized by weft::test::stress_count
+// fork-join from several threads at once, with children that suspend in
+// the middle of their owner's chain. Sized by weft::test::stress_count
 // and run under ThreadSanitizer in CI.
 // Counters are relaxed: only their totals are read, after the futures or
 // threads that bump them are waited for (which synchronizes).
@@ -94,6 +95,49 @@ TEST(CoroStress, ForkJoinFromSeveralThreads) {
       for (std::int64_t r = 0; r < rounds; ++r) {
         const std::int64_t v = (r & 1) == 0 ? weft::sync_wait(root(pool)) : pool.spawn(root(pool)).get();
         if (v != 987) wrong.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+// A fork-join tree whose calls, by a hash of their place in it, finish in
+// place, move to the pool (schedule(): resumed by whichever worker takes
+// them) or await a future another worker completes: the owner's chain of
+// each join (weft/detail/exec/promise.hpp, Join) is broken at random
+// points, by suspensions that other threads resume and finish, while
+// thieves take the rest of its children.
+Task<std::int64_t> mixed_fib(weft::ThreadPool& p, int n, std::uint32_t path) {
+  const std::uint32_t h = path * 2654435761U;
+  if ((h >> 29) == 1) co_await p.schedule();
+  if ((h >> 29) == 2) (void)co_await p.submit([] { return 0; });
+  if (n < 2) co_return n;
+  if ((h >> 28) % 3 == 0) {
+    std::vector<Task<std::int64_t>> ts;
+    ts.push_back(mixed_fib(p, n - 1, path * 4 + 1));
+    ts.push_back(mixed_fib(p, n - 2, path * 4 + 2));
+    ts.push_back(mixed_fib(p, 0, path * 4 + 3));
+    const std::vector<std::int64_t> v = co_await weft::when_all(std::move(ts));
+    co_return v[0] + v[1] + v[2];
+  }
+  auto [a, b] = co_await weft::when_all(mixed_fib(p, n - 1, path * 4 + 1), mixed_fib(p, n - 2, path * 4 + 2));
+  co_return a + b;
+}
+
+TEST(CoroStress, ForkJoinWhoseChildrenSuspendAndMoveBetweenThreads) {
+  const std::int64_t rounds = weft::test::stress_count(60, 10);
+  constexpr int kThreads = 2;
+  weft::test::Watchdog dog("coro fork-join with suspending children");
+  weft::ThreadPool pool(workers(3));
+  std::vector<std::thread> ts;
+  std::atomic<long> wrong{0};
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      for (std::int64_t r = 0; r < rounds; ++r) {
+        const auto seed = static_cast<std::uint32_t>(r * 2 + t + 1);
+        const std::int64_t v = (r & 1) == 0 ? weft::sync_wait(pool, mixed_fib(pool, 14, seed))
+                                            : pool.spawn(mixed_fib(pool, 14, seed)).get();
+        if (v != 377) wrong.fetch_add(1, std::memory_order_relaxed);
       }
     });
   for (auto& t : ts) t.join();

@@ -42,6 +42,9 @@
 ///   thread of the last to finish, with the values in order (std::monostate
 ///   for Task<void>; a vector, or nothing for void, from the vector form).
 ///   Every child runs to its end; the first failure by position is rethrown.
+///   Children that the starting worker runs one after another, taking each
+///   back off its own deque, are counted without an atomic RMW (the owner's
+///   chain: docs/design/coroutines.md).
 /// * co_await weft::current_stop_token() returns the token the task was
 ///   given by set_stop_token(), else its awaiter's (children inherit it).
 ///   Nothing stops a task by force: it reads the token and returns.
@@ -61,6 +64,7 @@
 #include <atomic>
 #include <coroutine>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <stdexcept>
@@ -72,6 +76,7 @@
 #include <variant>
 #include <vector>
 
+#include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/exec/promise.hpp"
 #include "weft/exec/future.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -229,12 +234,6 @@ struct StopTokenAwaiter {
 
 // ---- when_all over tasks ----------------------------------------------------
 
-// The children's meeting point: the last child to finish resumes `parent`.
-struct Join {
-  std::atomic<std::size_t> remaining{0};
-  std::coroutine_handle<> parent;
-};
-
 // One child of a join: the queued task that starts it, and the completion
 // its final suspend point calls.
 struct JoinChild : TaskNode, Completion {
@@ -245,8 +244,28 @@ struct JoinChild : TaskNode, Completion {
   static void execute_impl(TaskNode* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
   // The pool refused it (shut down): start it here instead.
   static void discard_impl(TaskNode* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
+  // Whether `t`, a queued task, is one of `join`'s children.
+  static bool is_kid_of(const TaskNode* t, const void* join) noexcept {
+    const auto* j = static_cast<const Join*>(join);
+    const auto at = reinterpret_cast<std::uintptr_t>(t) - reinterpret_cast<std::uintptr_t>(j->first_kid);
+    return at < j->n * j->kid_stride && at % j->kid_stride == 0;
+  }
   static std::coroutine_handle<> done_impl(Completion* c) noexcept {
     Join* j = static_cast<JoinChild*>(c)->join;
+    Trampoline& t = trampoline;
+    if (t.chain == j) {
+      // The owner's chain (promise.hpp, Join): this thread's own count.
+      if (++j->local == j->n) {
+        t.chain = j->below;
+        return j->parent;  // every child ran here, in the chain
+      }
+      if (TaskNode* next = take_own_newest(&is_kid_of, j)) return static_cast<JoinChild*>(next)->h;
+      t.chain = j->below;  // the chain ends here: publish, and give back the reservation
+      const std::size_t k = j->local + 1;
+      // acq_rel: as below, for the children this thread finished.
+      if (j->remaining.fetch_sub(k, std::memory_order_acq_rel) == k) return j->parent;
+      return {};
+    }
     // acq_rel: release publishes this child's result; the last arrival's
     // acquire sees every child's before it resumes the parent.
     if (j->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) return j->parent;
@@ -269,8 +288,21 @@ void bind_child(JoinChild& c, Join& j, weft::Task<T>& t, const PromiseBase& pare
 inline void start_join(Join& j, JoinChild* kids, std::size_t n, std::coroutine_handle<> parent,
                        PoolCore* parent_pool) {
   j.parent = parent;
+  // On the owner's chain only inside a resume_here() loop, which sees the
+  // chain break (a raw resume from elsewhere has none): then child 0 runs
+  // next in that loop, and the reservation is the chain's.
+  Trampoline& t = trampoline;
+  const bool chained = t.armed;
   // relaxed: the pushes below publish it to the children's threads.
-  j.remaining.store(n, std::memory_order_relaxed);
+  j.remaining.store(n + (chained ? 1 : 0), std::memory_order_relaxed);
+  j.n = n;
+  j.local = 0;
+  j.first_kid = &kids[0];
+  j.kid_stride = sizeof(JoinChild);
+  if (chained) {
+    j.below = t.chain;
+    t.chain = &j;
+  }
   PoolCore& pool = parent_pool != nullptr ? *parent_pool : current_or_default_pool();
   for (std::size_t i = 1; i < n; ++i) push_continuation(pool, &kids[i]);
   transfer(kids[0].h);

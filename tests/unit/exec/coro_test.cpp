@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <coroutine>
 #include <cstdint>
 #include <stdexcept>
 #include <stop_token>
@@ -288,6 +289,44 @@ TEST(Coro, EveryCallOfASpawnedTreeRunsOnItsPool) {
   };
   EXPECT_EQ(pool.spawn(away(pool, other, &off)).get(), 233);
   EXPECT_EQ(off.load(), 0) << "a task that awaited another pool's future went on there";
+}
+
+// An awaiter that resumes the coroutine on a thread of its own and waits
+// for that thread before await_suspend returns: by the time the thread
+// that suspended the coroutine sees it suspended, it has finished.
+struct FinishElsewhereFirst {
+  bool await_ready() const noexcept { return false; }
+  void await_suspend(std::coroutine_handle<> h) const { std::thread([h] { h.resume(); }).join(); }
+  void await_resume() const noexcept {}
+};
+
+Task<int> finished_elsewhere(int v) {
+  co_await FinishElsewhereFirst{};
+  co_return v;
+}
+
+// The owner's chain (weft/detail/exec/promise.hpp, Join): on one worker,
+// child 0 finishes in place and the worker takes child 1 back off its
+// deque and runs it in the same loop; child 1 suspends, and has finished
+// on another thread — the last of the join — before the loop sees the
+// suspension. The loop must then resume the parent itself.
+TEST(Coro, WhenAllResumesTheParentWhenAChildInTheChainFinishedElsewhereFirst) {
+  weft::test::Watchdog dog("a join whose last child finished while its owner's loop looked away");
+  weft::ThreadPool pool(workers(1));
+  auto root = [](weft::ThreadPool& p) -> Task<int> {
+    co_await p.schedule();
+    auto [a, b] = co_await weft::when_all(value(1), finished_elsewhere(2));
+    auto [c, d, e] = co_await weft::when_all(finished_elsewhere(4), value(8), finished_elsewhere(16));
+    // Nested: the inner join's children in the outer's chain.
+    auto inner = [](int k) -> Task<int> {
+      auto [x, y] = co_await weft::when_all(value(k), finished_elsewhere(k));
+      co_return x + y;
+    };
+    auto [f, g] = co_await weft::when_all(inner(32), inner(64));
+    co_return a + b + c + d + e + f + g;
+  };
+  EXPECT_EQ(pool.spawn(root(pool)).get(), 1 + 2 + 4 + 8 + 16 + 64 + 128);
+  EXPECT_EQ(weft::sync_wait(pool, root(pool)), 1 + 2 + 4 + 8 + 16 + 64 + 128);
 }
 
 TEST(Coro, WhenAllGivesMonostateForVoidAndVectorsInOrder) {

@@ -48,9 +48,58 @@ class Task;
 
 namespace detail {
 
+// The meeting point of a when_all over tasks (weft/exec/coro.hpp): the
+// last child to finish resumes `parent`.
+//
+// The owner's chain. The thread that starts the join runs child 0 in
+// place and queues the rest on its own deque. While it goes on running
+// the join's children one after another on this thread — each finishing
+// without suspending, the next one taken back off the bottom of its deque
+// before a thief took it — it counts their finishes in `local`, a field
+// only it touches: no RMW. The join sits on this loop's chain
+// (Trampoline::chain) meanwhile, and `remaining` holds one unit more than
+// there are children: the owner's reservation, so that no other thread
+// can bring it to zero and resume the parent (whose frame holds the join)
+// while the owner may still touch the join. The owner publishes with one
+// fetch_sub(local + 1) the moment the chain can go no further: the next
+// child is not at the bottom of its deque (stolen, or another task above
+// it), or a resumption in the chain ended without naming a successor (a
+// coroutine suspended: break_chain()). Either way, if that fetch_sub was
+// the last, the owner resumes the parent: a suspended child may have been
+// resumed on another thread and finished before the owner's loop saw the
+// suspension. A child finished anywhere else — a thief, or this thread
+// outside the chain — takes 1 off `remaining` as before. So whoever
+// brings `remaining` to zero resumes the parent, and a join all of whose
+// children ran in the chain resumes it with no RMW at all.
+// tests/model/coro_join.pml.
+struct Join {
+  std::atomic<std::size_t> remaining{0};
+  std::coroutine_handle<> parent;
+  // The owner's chain (only the owning thread reads or writes these while
+  // the join is on its chain): children finished in it and not yet
+  // published, the count of children, where they are (to recognise one at
+  // the bottom of the deque), and the next join down the chain.
+  std::size_t local = 0;
+  std::size_t n = 0;
+  const TaskNode* first_kid = nullptr;
+  std::size_t kid_stride = 0;
+  Join* below = nullptr;
+};
+// Publishes the local count and the reservation of every join on a chain
+// that a suspension broke, innermost first. Returns the parent to resume
+// if one of them was the last to finish (at most one can be: each join's
+// parent is an unfinished child of the join below it), else a null handle
+// (help.cpp).
+std::coroutine_handle<> break_chain(Join* top) noexcept;
+
 struct Trampoline {
   std::coroutine_handle<> next;
   bool armed = false;
+  // The joins whose children this loop is running one after another
+  // (weft/exec/coro.hpp, "the owner's chain"), innermost first. When a
+  // resumption ends without naming a successor the chain is broken: each
+  // of them publishes what it counted (break_chain()).
+  Join* chain = nullptr;
   // The hand-off slot: a coroutine another one just woke on this worker (a
   // channel's receiver, a semaphore's next holder: weft/detail/aio/
   // waiter.hpp), run by this loop as soon as the running coroutine
@@ -90,17 +139,23 @@ inline void resume_here(std::coroutine_handle<> h) {
   const std::coroutine_handle<> outer_next = t.next;
   const bool outer_armed = t.armed;
   const bool outer_active = t.active;
+  Join* const outer_chain = t.chain;
   t.active = true;
+  t.chain = nullptr;
   while (h) {
     t.next = {};
     t.armed = true;
     h.resume();
     h = t.next;
-    if (!h) h = std::exchange(t.handoff, {});
+    if (!h) {
+      if (t.chain != nullptr) h = break_chain(std::exchange(t.chain, nullptr));
+      if (!h) h = std::exchange(t.handoff, {});
+    }
   }
   t.next = outer_next;
   t.armed = outer_armed;
   t.active = outer_active;
+  t.chain = outer_chain;
   t.handoffs = 0;
 }
 
