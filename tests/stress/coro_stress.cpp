@@ -79,26 +79,34 @@ Task<std::int64_t> fib(int n) {
   co_return a + b;
 }
 
-TEST(CoroStress, ForkJoinFromSeveralThreads) {
-  const std::int64_t rounds = weft::test::stress_count(40, 8);
-  constexpr int kThreads = 3;
-  weft::test::Watchdog dog("coro fork-join");
-  weft::ThreadPool pool(workers(2));
+// Calls answer(round, thread) `rounds` times from each of `threads`
+// threads at once; returns how many answers were not `expected`.
+template <class Answer>
+long wrong_answers(int threads, std::int64_t rounds, std::int64_t expected, Answer answer) {
   std::vector<std::thread> ts;
   std::atomic<long> wrong{0};
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      for (std::int64_t r = 0; r < rounds; ++r)
+        if (answer(r, t) != expected) wrong.fetch_add(1, std::memory_order_relaxed);
+    });
+  for (auto& t : ts) t.join();
+  return wrong.load();
+}
+
+TEST(CoroStress, ForkJoinFromSeveralThreads) {
+  const std::int64_t rounds = weft::test::stress_count(40, 8);
+  weft::test::Watchdog dog("coro fork-join");
+  weft::ThreadPool pool(workers(2));
   auto root = [](weft::ThreadPool& p) -> Task<std::int64_t> {
     co_await p.schedule();
     co_return co_await fib(16);
   };
-  for (int t = 0; t < kThreads; ++t)
-    ts.emplace_back([&] {
-      for (std::int64_t r = 0; r < rounds; ++r) {
-        const std::int64_t v = (r & 1) == 0 ? weft::sync_wait(root(pool)) : pool.spawn(root(pool)).get();
-        if (v != 987) wrong.fetch_add(1, std::memory_order_relaxed);
-      }
-    });
-  for (auto& t : ts) t.join();
-  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(wrong_answers(3, rounds, 987,
+                          [&](std::int64_t r, int) {
+                            return (r & 1) == 0 ? weft::sync_wait(root(pool)) : pool.spawn(root(pool)).get();
+                          }),
+            0);
 }
 
 // A fork-join tree whose calls, by a hash of their place in it, finish in
@@ -126,22 +134,15 @@ Task<std::int64_t> mixed_fib(weft::ThreadPool& p, int n, std::uint32_t path) {
 
 TEST(CoroStress, ForkJoinWhoseChildrenSuspendAndMoveBetweenThreads) {
   const std::int64_t rounds = weft::test::stress_count(60, 10);
-  constexpr int kThreads = 2;
   weft::test::Watchdog dog("coro fork-join with suspending children");
   weft::ThreadPool pool(workers(3));
-  std::vector<std::thread> ts;
-  std::atomic<long> wrong{0};
-  for (int t = 0; t < kThreads; ++t)
-    ts.emplace_back([&, t] {
-      for (std::int64_t r = 0; r < rounds; ++r) {
-        const auto seed = static_cast<std::uint32_t>(r * 2 + t + 1);
-        const std::int64_t v = (r & 1) == 0 ? weft::sync_wait(pool, mixed_fib(pool, 14, seed))
-                                            : pool.spawn(mixed_fib(pool, 14, seed)).get();
-        if (v != 377) wrong.fetch_add(1, std::memory_order_relaxed);
-      }
-    });
-  for (auto& t : ts) t.join();
-  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(wrong_answers(2, rounds, 377,
+                          [&](std::int64_t r, int t) {
+                            const auto seed = static_cast<std::uint32_t>(r * 2 + t + 1);
+                            return (r & 1) == 0 ? weft::sync_wait(pool, mixed_fib(pool, 14, seed))
+                                                : pool.spawn(mixed_fib(pool, 14, seed)).get();
+                          }),
+            0);
 }
 
 }  // namespace
