@@ -372,7 +372,12 @@ std::size_t PoolResource::orphaned_heap_count() const {
 PoolResource& default_pool_resource() noexcept {
   // Leaked on purpose, like std::pmr::new_delete_resource(): containers in
   // static or thread_local storage may free into it at any time.
-  static PoolResource* const r = new PoolResource();
+  static PoolResource* const r = [] {
+    auto* made = new PoolResource();
+    // release: detail::default_resource()'s acquire load sees it built.
+    detail::default_resource_made.store(made, std::memory_order_release);
+    return made;
+  }();
   return *r;
 }
 

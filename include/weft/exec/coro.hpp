@@ -244,11 +244,13 @@ struct JoinChild : TaskNode, Completion {
   static void execute_impl(TaskNode* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
   // The pool refused it (shut down): start it here instead.
   static void discard_impl(TaskNode* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
-  // Whether `t`, a queued task, is one of `join`'s children.
+  // Whether `t`, a queued task, is one of `join`'s children: whether it
+  // lies in their array (no other task can: the array holds only them, so
+  // no test of the offset, and no division, is needed).
   static bool is_kid_of(const TaskNode* t, const void* join) noexcept {
     const auto* j = static_cast<const Join*>(join);
     const auto at = reinterpret_cast<std::uintptr_t>(t) - reinterpret_cast<std::uintptr_t>(j->first_kid);
-    return at < j->n * j->kid_stride && at % j->kid_stride == 0;
+    return at < j->n * sizeof(JoinChild);
   }
   static std::coroutine_handle<> done_impl(Completion* c) noexcept {
     Join* j = static_cast<JoinChild*>(c)->join;
@@ -298,7 +300,6 @@ inline void start_join(Join& j, JoinChild* kids, std::size_t n, std::coroutine_h
   j.n = n;
   j.local = 0;
   j.first_kid = &kids[0];
-  j.kid_stride = sizeof(JoinChild);
   if (chained) {
     j.below = t.chain;
     t.chain = &j;

@@ -176,9 +176,27 @@ class PoolResource final : public std::pmr::memory_resource {
 /// Never destroyed, so blocks may be freed during static destruction.
 PoolResource& default_pool_resource() noexcept;
 
+/// @cond internal
+namespace detail {
+// default_pool_resource() once it exists, for the task allocations on every
+// fork (weft/detail/exec/task.hpp): one load instead of a call that checks
+// the function-local static's guard.
+inline std::atomic<PoolResource*> default_resource_made{nullptr};
+inline PoolResource& default_resource() noexcept {
+  // acquire: pairs with the release store after the resource was built, so
+  // its construction is seen before its use.
+  PoolResource* const r = default_resource_made.load(std::memory_order_acquire);
+  return r != nullptr ? *r : default_pool_resource();
+}
+}  // namespace detail
+/// @endcond
+
 // ---- inline fast paths ------------------------------------------------------
 
-inline void* PoolResource::allocate_fast(std::size_t bytes, std::size_t alignment) {
+// always_inline (here and in weft/detail/exec/task.hpp): on every fork,
+// where g++ would otherwise keep some of these calls, and their register
+// saves, out of line.
+[[gnu::always_inline]] inline void* PoolResource::allocate_fast(std::size_t bytes, std::size_t alignment) {
   const std::size_t c = detail::mem_size_class(bytes, alignment);
   if (c == detail::kMemNoClass) [[unlikely]] return upstream_->allocate(bytes, alignment);
   const detail::MemTlsCache& tls = detail::mem_tls_cache;
@@ -193,7 +211,8 @@ inline void* PoolResource::allocate_fast(std::size_t bytes, std::size_t alignmen
   return allocate_slow(c);
 }
 
-inline void PoolResource::deallocate_fast(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+[[gnu::always_inline]] inline void PoolResource::deallocate_fast(void* p, std::size_t bytes,
+                                                                std::size_t alignment) noexcept {
   const std::size_t c = detail::mem_size_class(bytes, alignment);
   if (c == detail::kMemNoClass) [[unlikely]] {
     upstream_->deallocate(p, bytes, alignment);

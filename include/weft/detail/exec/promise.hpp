@@ -77,12 +77,12 @@ struct Join {
   std::coroutine_handle<> parent;
   // The owner's chain (only the owning thread reads or writes these while
   // the join is on its chain): children finished in it and not yet
-  // published, the count of children, where they are (to recognise one at
-  // the bottom of the deque), and the next join down the chain.
+  // published, the count of children, where their slots begin (to
+  // recognise one at the bottom of the deque), and the next join down the
+  // chain.
   std::size_t local = 0;
   std::size_t n = 0;
   const TaskNode* first_kid = nullptr;
-  std::size_t kid_stride = 0;
   Join* below = nullptr;
 };
 // Publishes the local count and the reservation of every join on a chain
@@ -188,8 +188,12 @@ struct PromiseBase {
   // sync_wait(task)): the calling worker's pool, else the default pool.
   PoolCore* pool_ = nullptr;
 
-  static void* operator new(std::size_t size) { return allocate_task(size, __STDCPP_DEFAULT_NEW_ALIGNMENT__); }
-  static void operator delete(void* p, std::size_t size) noexcept {
+  // always_inline: a frame's allocation on every call of a task, which
+  // g++ otherwise keeps out of line (weft/detail/exec/task.hpp).
+  [[gnu::always_inline]] static void* operator new(std::size_t size) {
+    return allocate_task(size, __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  }
+  [[gnu::always_inline]] static void operator delete(void* p, std::size_t size) noexcept {
     free_task(p, size, __STDCPP_DEFAULT_NEW_ALIGNMENT__);
   }
 

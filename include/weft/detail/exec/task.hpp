@@ -24,11 +24,11 @@ struct TaskNode {
   void (*discard)(TaskNode*) noexcept;
 };
 
-inline void* allocate_task(std::size_t size, std::size_t align) {
-  return default_pool_resource().allocate_fast(size, align);
+[[gnu::always_inline]] inline void* allocate_task(std::size_t size, std::size_t align) {
+  return default_resource().allocate_fast(size, align);
 }
-inline void free_task(void* p, std::size_t size, std::size_t align) noexcept {
-  default_pool_resource().deallocate_fast(p, size, align);
+[[gnu::always_inline]] inline void free_task(void* p, std::size_t size, std::size_t align) noexcept {
+  default_resource().deallocate_fast(p, size, align);
 }
 
 template <class T, class... Args>
