@@ -2,6 +2,7 @@
 // worker thread runs other queued tasks while its condition is false, then
 // spins and sleeps on the waiter bit.
 #include <chrono>
+#include <cstdint>
 
 #include "pool_core.hpp"
 #include "weft/detail/exec/deferred.hpp"
@@ -28,18 +29,15 @@ std::coroutine_handle<> break_chain(Join* top) noexcept {
   return last;
 }
 
-TaskNode* take_own_newest(bool (*mine)(const TaskNode*, const void*) noexcept, const void* ctx) noexcept {
+TaskNode* take_own_newest_in(const void* first, std::size_t bytes) noexcept {
   WorkerContext& c = this_worker();
   if (c.worker == nullptr) return nullptr;
-  WorkStealingDeque& d = c.worker->source.deque;
-  TaskNode* const t = d.peek_bottom();
-  if (t == nullptr || !mine(t, ctx)) return nullptr;
-  // Only the owner moves the bottom: pop() returns t, or nothing if a
-  // thief took it, the last one, meanwhile.
-  if (d.pop() != t) return nullptr;
-  // release: as PoolCore::execute(); counted before it runs, inside the
-  // running task, which is itself not yet counted.
-  c.worker->completed.store(c.worker->completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  const auto begin = reinterpret_cast<std::uintptr_t>(first);
+  TaskNode* const t = c.worker->source.deque.pop_if(
+      [begin, bytes](const TaskNode* x) { return reinterpret_cast<std::uintptr_t>(x) - begin < bytes; });
+  // Counted before it runs, inside the running task, which is itself not
+  // yet counted: the pool never looks idle meanwhile.
+  if (t != nullptr) count_completed(c.worker->completed);
   return t;
 }
 

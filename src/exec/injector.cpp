@@ -67,7 +67,7 @@ bool run_if_still_queued(TaskNode* t) noexcept {
   WorkerContext& c = this_worker();
   if (c.worker != nullptr) {
     Source& s = c.worker->source;
-    if (s.deque.peek_bottom() != t || s.deque.pop() != t) return false;
+    if (s.deque.pop_if([t](const TaskNode* x) { return x == t; }) == nullptr) return false;
     c.pool->execute(*c.worker, t);  // counts as this worker's completion
     return true;
   }

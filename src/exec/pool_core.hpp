@@ -32,6 +32,13 @@ inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t by = 1) noexcept {
   c.store(c.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
 }
 
+// One more task this worker ran (or is about to run inside the one it
+// runs), on its own counter. release: a wait_idle() that reads the new
+// count (acquire) sees the task's effects and the pushes it made.
+inline void count_completed(std::atomic<std::uint64_t>& completed) noexcept {
+  completed.store(completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
 // The counters behind WorkerStats (weft/exec/pool_stats.hpp), each written
 // only by its worker with bump(), read relaxed by ThreadPool::stats(). Their
 // own line: stats() readers must not disturb the deque or `completed`.

@@ -296,12 +296,9 @@ void TaskGroup::clear_waiter_bits() noexcept {
 bool TaskGroup::run_mine_at_bottom() noexcept {
   detail::WorkerContext& c = detail::this_worker();
   if (c.pool != &detail::core_of(pool_)) return false;
-  detail::WorkStealingDeque& d = c.worker->source.deque;
-  detail::TaskNode* const t = d.peek_bottom();
-  if (t == nullptr || !is_task_of(t, this)) return false;
-  // Only the owner moves the bottom: pop() returns t, or nothing if a
-  // thief took it, the last one, meanwhile.
-  if (d.pop() != t) return false;
+  detail::TaskNode* const t =
+      c.worker->source.deque.pop_if([this](const detail::TaskNode* x) { return is_task_of(x, this); });
+  if (t == nullptr) return false;
   // Ours now: a task of the local count finishes on it (finish_inline()).
   auto* g = static_cast<GroupTaskBase*>(t);
   if (g->shard == local_mark()) g->shard = inline_mark();

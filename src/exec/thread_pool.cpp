@@ -240,9 +240,7 @@ void PoolCore::execute(Worker& w, TaskNode* t) noexcept {
   trace_event(w, TraceKind::task_start);
   t->execute(t);
   trace_event(w, TraceKind::task_end);
-  // release: a wait_idle() that reads the new count (acquire) sees the
-  // task's effects and the pushes it made.
-  w.completed.store(w.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  count_completed(w.completed);
 }
 
 namespace {

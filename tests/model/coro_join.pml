@@ -1,6 +1,6 @@
 /* The coroutine join's owner chain (include/weft/detail/exec/promise.hpp,
  * Join; include/weft/exec/coro.hpp, JoinChild::done_impl, start_join;
- * src/exec/help.cpp, break_chain, take_own_newest), checked with spin.
+ * src/exec/help.cpp, break_chain, take_own_newest_in), checked with spin.
  *
  * when_all over N child tasks: the owner thread runs child 0 in place and
  * queues the others on its deque. While it runs the children one after
@@ -143,7 +143,7 @@ chain:                                        /* child i runs in place, in the c
      :: lcount == N -> atomic { on_chain = false; resume_parent() }; goto loop
      :: else -> skip
      fi;
-     atomic {                                 /* take_own_newest(): the newest queued child */
+     atomic {                                 /* take_own_newest_in(): the newest queued child */
        k = N - 1;
        do
        :: k > 0 && status[k] != QUEUED -> k--

@@ -64,7 +64,6 @@
 #include <atomic>
 #include <coroutine>
 #include <cstddef>
-#include <cstdint>
 #include <exception>
 #include <memory>
 #include <stdexcept>
@@ -244,14 +243,6 @@ struct JoinChild : TaskNode, Completion {
   static void execute_impl(TaskNode* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
   // The pool refused it (shut down): start it here instead.
   static void discard_impl(TaskNode* t) noexcept { resume_here(static_cast<JoinChild*>(t)->h); }
-  // Whether `t`, a queued task, is one of `join`'s children: whether it
-  // lies in their array (no other task can: the array holds only them, so
-  // no test of the offset, and no division, is needed).
-  static bool is_kid_of(const TaskNode* t, const void* join) noexcept {
-    const auto* j = static_cast<const Join*>(join);
-    const auto at = reinterpret_cast<std::uintptr_t>(t) - reinterpret_cast<std::uintptr_t>(j->first_kid);
-    return at < j->n * sizeof(JoinChild);
-  }
   static std::coroutine_handle<> done_impl(Completion* c) noexcept {
     Join* j = static_cast<JoinChild*>(c)->join;
     Trampoline& t = trampoline;
@@ -261,10 +252,14 @@ struct JoinChild : TaskNode, Completion {
         t.chain = j->below;
         return j->parent;  // every child ran here, in the chain
       }
-      if (TaskNode* next = take_own_newest(&is_kid_of, j)) return static_cast<JoinChild*>(next)->h;
+      // The next child, if it is still the newest task here: a task in the
+      // children's array can only be one of them.
+      if (TaskNode* next = take_own_newest_in(j->first_kid, j->n * sizeof(JoinChild)))
+        return static_cast<JoinChild*>(next)->h;
       t.chain = j->below;  // the chain ends here: publish, and give back the reservation
       const std::size_t k = j->local + 1;
-      // acq_rel: as below, for the children this thread finished.
+      // acq_rel: release publishes the k - 1 children's results this thread
+      // finished; the last arrival's acquire sees every child's.
       if (j->remaining.fetch_sub(k, std::memory_order_acq_rel) == k) return j->parent;
       return {};
     }

@@ -33,11 +33,12 @@ bool help_one() noexcept;
 bool run_if_still_queued(TaskNode* t) noexcept;
 
 // The coroutine join's chain (weft/exec/coro.hpp): if the calling thread
-// is a worker and the newest task in its own deque satisfies `mine`, takes
-// it back (nullptr if not, or if a thief took it first) and counts it run
-// (the caller resumes it inside the task it is running, whose own count
-// keeps the pool from looking idle meanwhile).
-TaskNode* take_own_newest(bool (*mine)(const TaskNode*, const void*) noexcept, const void* ctx) noexcept;
+// is a worker and the newest task in its own deque lies in the `bytes`
+// from `first` (a join's children), takes it back (nullptr if not, or if a
+// thief took it first) and counts it run (the caller resumes it inside the
+// task it is running, whose own count keeps the pool from looking idle
+// meanwhile).
+TaskNode* take_own_newest_in(const void* first, std::size_t bytes) noexcept;
 // True if the calling thread is a worker of some weft pool.
 bool on_worker_thread() noexcept;
 

@@ -173,6 +173,17 @@ class WorkStealingDeque {
     return array_.load(std::memory_order_relaxed)->slot(b).load(std::memory_order_relaxed);
   }
 
+  // Owner only: pops the newest task if `wanted(it)` holds for it, else
+  // leaves the deque as it is; nullptr if it did not hold, or if a thief
+  // took that task (the last one) first. Only the owner moves the bottom,
+  // so the pop() after the peek returns the task peeked or nothing.
+  template <class Wanted>
+  [[nodiscard]] TaskNode* pop_if(Wanted&& wanted) {
+    TaskNode* const t = peek_bottom();
+    if (t == nullptr || !wanted(t)) return nullptr;
+    return pop() == t ? t : nullptr;
+  }
+
   // Owner only: takes every task at once (one CAS of top_ against the
   // thieves) and offers each, oldest first, to `take` (bool(TaskNode*)): a task
   // it returns true for is the caller's now; the others go back in, in their
