@@ -209,26 +209,36 @@ inline double integrand(double x) { return (x * x + 1.0) * x; }
 // The closed form of the integral over [0, n]: n^4/4 + n^2/2.
 inline double integral_exact(double n) { return n * n * n * n / 4 + n * n / 2; }
 
-template <class Fj>
-double integrate(double x1, double y1, double x2, double y2, double area) {
+// One step of the adaptive rule over [x1, x2] (y = f(x) at its ends, `area`
+// its trapezoid): the midpoint and the two halves' trapezoids; `done` when
+// they agree with `area` within kIntegrateEpsilon.
+struct Halves {
+  double x0, y0, left, right;
+  bool done;
+};
+inline Halves halve(double x1, double y1, double x2, double y2, double area) {
   const double half = (x2 - x1) / 2;
   const double x0 = x1 + half;
   const double y0 = integrand(x0);
   const double left = (y1 + y0) / 2 * half;
   const double right = (y0 + y2) / 2 * half;
-  if (std::abs(left + right - area) < kIntegrateEpsilon) return left + right;
+  return {x0, y0, left, right, std::abs(left + right - area) < kIntegrateEpsilon};
+}
+
+template <class Fj>
+double integrate(double x1, double y1, double x2, double y2, double area) {
+  const Halves h = halve(x1, y1, x2, y2, area);
+  if (h.done) return h.left + h.right;
   double a = 0, b = 0;
-  Fj::invoke([&] { a = integrate<Fj>(x1, y1, x0, y0, left); }, [&] { b = integrate<Fj>(x0, y0, x2, y2, right); });
+  Fj::invoke([&] { a = integrate<Fj>(x1, y1, h.x0, h.y0, h.left); },
+             [&] { b = integrate<Fj>(h.x0, h.y0, x2, y2, h.right); });
   return a + b;
 }
 static Task<double> integrate_co(double x1, double y1, double x2, double y2, double area) {
-  const double half = (x2 - x1) / 2;
-  const double x0 = x1 + half;
-  const double y0 = integrand(x0);
-  const double left = (y1 + y0) / 2 * half;
-  const double right = (y0 + y2) / 2 * half;
-  if (std::abs(left + right - area) < kIntegrateEpsilon) co_return left + right;
-  auto [a, b] = co_await when_all(integrate_co(x1, y1, x0, y0, left), integrate_co(x0, y0, x2, y2, right));
+  const Halves h = halve(x1, y1, x2, y2, area);
+  if (h.done) co_return h.left + h.right;
+  auto [a, b] =
+      co_await when_all(integrate_co(x1, y1, h.x0, h.y0, h.left), integrate_co(h.x0, h.y0, x2, y2, h.right));
   co_return a + b;
 }
 
