@@ -638,7 +638,7 @@ const std::vector<std::string>& aio_variants() { return harness::names_of<kNames
 const std::vector<std::string>& aio_workloads() { return harness::names_of<kWorkloads>(); }
 
 Result run_aio(const AioParams& p) {
-  const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;
+  const std::vector<int> workers = harness::counts_or_usable(p.workers);
   // The units: per workload, the chosen variants that do its job.
   std::vector<harness::Unit> units;
   std::vector<const Impl*> impls;
@@ -691,24 +691,13 @@ Result run_aio(const AioParams& p) {
 
   Result r;
   r.experiment = "aio";
-  r.params = {{"workloads", p.workloads},
-              {"timers", p.timers},
-              {"timer_delays", "seeded uniform 1-10 ms"},
-              {"messages", p.messages},
-              {"producers", p.producers},
+  r.params = {{"timer_delays", "seeded uniform 1-10 ms"},
               {"fanin_capacity", kQueueCapacity},
-              {"reads", p.reads},
               {"read_size", kBlock},
-              {"depth", p.depth},
-              {"file_mb", p.file_mb},
-              {"files", p.files},
-              {"seq_file_mb", p.seq_file_mb},
               {"chunk", kChunk},
               {"cache", p.cold ? "cold: POSIX_FADV_DONTNEED before each run (the notes say what stayed resident)"
                                : "warm: each file read whole before each run"},
               {"workers", workers},
-              {"reps", p.reps},
-              {"variants", p.variants},
               {"aio_backend", std::string(AsyncFile::backend())},
               {"warmup", harness::warmup_text(plan)}};
   if (files) {

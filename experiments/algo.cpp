@@ -870,7 +870,7 @@ const std::vector<std::string>& algo_variants() { return harness::names_of<kVari
 const std::vector<std::string>& algo_workloads() { return harness::names_of<kWorkloads>(); }
 
 Result run_algo(const AlgoParams& p) {
-  const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;
+  const std::vector<int> workers = harness::counts_or_usable(p.workers);
   const harness::PlanOptions plan{p.reps, true};
   Result r;
   r.experiment = "algo";
@@ -938,15 +938,8 @@ Result run_algo(const AlgoParams& p) {
       r.rows.push_back(std::move(row));
     }
   }
-  r.params = {{"n", p.n},
-              {"sort_n", p.sort_n},
-              {"pipeline_n", p.pipeline_n},
-              {"pipeline_tokens", kPipelineTokens},
+  r.params = {{"pipeline_tokens", kPipelineTokens},
               {"workers", workers},
-              {"reps", p.reps},
-              {"variants", p.variants},
-              {"workloads", p.workloads},
-              {"det_runs", p.det_runs},
               {"det_workers", p.det_workers},
               {"seed", "splitmix64 of the index"},
               {"weft_threads", "a pool of `workers` workers; the calling thread computes each call as one of "

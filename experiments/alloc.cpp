@@ -380,10 +380,10 @@ Result run_alloc(const AllocParams& p) {
   // oversubscription note read the largest last.
   std::vector<int> threads = p.threads.empty() ? default_alloc_threads() : p.threads;
   std::sort(threads.begin(), threads.end());
-  r.params = {{"rounds", p.rounds},         {"size", p.size},
-              {"threads", threads},         {"reps", p.reps},
-              {"pc_objects", p.pc_objects}, {"pc_object_bytes", kPcObjectSize},
-              {"variants", p.variants},     {"pc_queue", "bounded SPSC ring, 1024 slots, spin then yield"}};
+  r.params = {{"threads", threads},
+              {"pc_object_bytes", kPcObjectSize},
+              {"variants", p.variants},
+              {"pc_queue", "bounded SPSC ring, 1024 slots, spin then yield"}};
 
   // Why a variant cannot run here ("" when it can).
   std::map<std::string, std::string> why_not;

@@ -72,10 +72,7 @@ Result run_c2c(const C2cParams& p) {
 
   Result r;
   r.experiment = "c2c";
-  r.params = {{"cpus", cpus},
-              {"round_trips", p.round_trips},
-              {"samples", p.samples},
-              {"warmup", harness::warmup_text(plan)}};
+  r.params = {{"cpus", cpus}, {"warmup", harness::warmup_text(plan)}};
   nlohmann::json matrix = nlohmann::json::array();
   std::vector<double> medians;
   for (std::size_t i = 0; i < n; ++i) {

@@ -658,16 +658,7 @@ Result run_coro(const CoroParams& p) {
       r.rows.push_back(std::move(row));
     }
   }
-  r.params = {{"fib_n", p.fib_n},
-              {"hops", p.hops},
-              {"fan_in", p.fan_in},
-              {"fan_ins", p.fan_ins},
-              {"cancel_tasks", p.cancel_tasks},
-              {"workers", p.workers},
-              {"reps", p.reps},
-              {"variants", p.variants},
-              {"workloads", p.workloads},
-              {"weft_threads", "a pool of `workers` workers; fork-join roots run on a worker, the calling thread "
+  r.params = {{"weft_threads", "a pool of `workers` workers; fork-join roots run on a worker, the calling thread "
                                "waits without taking tasks"},
               {"tbb_threads", "task_arena of `workers` slots, the calling thread one of them"},
               {"asio_threads", "asio::thread_pool of `workers` threads"},

@@ -86,7 +86,7 @@ std::int64_t fib_spawns(int n, int cutoff) {
 
 Result run_fib(const FibParams& p) {
   if (p.n < 2 || p.n > kFibMaxN) throw std::invalid_argument("fib: n out of range");
-  const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;
+  const std::vector<int> workers = harness::counts_or_usable(p.workers);
   std::vector<int> cutoffs{0};
   if (p.cutoff > 0) cutoffs.push_back(p.cutoff);
   const std::int64_t expected = fib_serial(p.n);
@@ -120,8 +120,8 @@ Result run_fib(const FibParams& p) {
 
   Result r;
   r.experiment = "fib";
-  r.params = {{"n", p.n},         {"cutoff", p.cutoff}, {"workers", workers},
-              {"reps", p.reps},   {"variants", p.variants}, {"fib", expected},
+  r.params = {{"workers", workers},
+              {"fib", expected},
               {"spawns_no_cutoff", fib_spawns(p.n, 0)},
               {"tbb_threads", "arena of `threads` including the calling thread"},
               {"openmp_threads", "omp parallel num_threads(`threads`) including the calling thread, "

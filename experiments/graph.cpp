@@ -302,7 +302,7 @@ GraphShape graph_shape(const std::string& workload, int nodes) {
 }
 
 Result run_graph(const GraphParams& p) {
-  const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;
+  const std::vector<int> workers = harness::counts_or_usable(p.workers);
   // The units: per workload and phase (build+run once, re-run), the
   // variants at each worker count.
   struct Cell {
@@ -347,13 +347,8 @@ Result run_graph(const GraphParams& p) {
     for (const auto& s : shapes[k].succ) edges += s.size();
     sizes[p.workloads[k]] = {{"nodes", shapes[k].size()}, {"edges", edges}};
   }
-  r.params = {{"nodes", p.nodes},
-              {"reruns", p.reruns},
-              {"workloads", p.workloads},
-              {"graphs", sizes},
+  r.params = {{"graphs", sizes},
               {"workers", workers},
-              {"reps", p.reps},
-              {"variants", p.variants},
               {"node", "one increment of the node's own int"},
               {"weft_threads", "a pool of `workers` workers; the runs are started and waited for on one of the P (the "
                                "calling thread in the pool's seat, or a worker), whose wait runs nodes"},

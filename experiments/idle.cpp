@@ -236,12 +236,9 @@ Result run_idle(const IdleParams& p) {
 
   Result r;
   r.experiment = "idle";
-  r.params = {{"seconds", p.seconds},
-              {"tick_seconds", 2 * p.seconds},
+  r.params = {{"tick_seconds", 2 * p.seconds},
               {"tick_ms", kTickNs / 1'000'000},
               {"workers", workers},
-              {"reps", p.reps},
-              {"variants", p.variants},
               {"isolation", exe.empty() ? "in process" : "a child process per measurement"},
               {"scaled_to", "idle: 1 s, tick: 2 s"},
               {"start_latency", "post to the start of the task, over the tick phase's tasks"},

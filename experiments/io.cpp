@@ -290,7 +290,6 @@ Result run_io(const IoParams& p) {
   r.params = {{"size_mb", static_cast<double>(p.size_bytes) / 1e6},
               {"size_bytes", p.size_bytes},
               {"threads", threads},
-              {"reps", p.reps},
               {"tmpdir", parent},
               {"buffer_bytes", kBuffer},
               {"variants", p.variants}};

@@ -135,7 +135,7 @@ const std::array<harness::Variant<RunFn>, 6> kVariants{{
 const std::vector<std::string>& pfor_variants() { return harness::names_of<kVariants>(); }
 
 Result run_pfor(const PforParams& p) {
-  const std::vector<int> workers = p.workers.empty() ? std::vector<int>{available_parallelism()} : p.workers;
+  const std::vector<int> workers = harness::counts_or_usable(p.workers);
   Inputs in;
   in.spin_iters = calibrate_spin(p.work_ns);
   in.data.resize(static_cast<std::size_t>(p.sum_n));
@@ -160,10 +160,9 @@ Result run_pfor(const PforParams& p) {
 
   Result r;
   r.experiment = "pfor";
-  r.params = {{"rounds", p.rounds},       {"items", p.items},         {"work_ns", p.work_ns},
-              {"spin_iters_per_item", in.spin_iters},
-              {"sum_n", p.sum_n},         {"sum_block", p.sum_block}, {"workers", workers},
-              {"reps", p.reps},           {"variants", p.variants},
+  r.params = {{"spin_iters_per_item", in.spin_iters},
+              {"sum_block", p.sum_block},
+              {"workers", workers},
               {"grain", "default (weft: adaptive partitioner; tbb: auto_partitioner)"},
               {"tbb_threads", "arena of `threads` including the calling thread"},
               {"openmp", "a parallel for region per loop, num_threads(`threads`) including the calling thread, "

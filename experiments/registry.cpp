@@ -123,6 +123,19 @@ std::string show_real(double v) {
   return buf;
 }
 
+std::string param_key(std::string_view flags, bool plural) {
+  std::string key = long_name(flags).substr(2);
+  for (char& c : key)
+    if (c == '-') c = '_';
+  if (plural) {
+    if (key.ends_with('y'))
+      key.replace(key.size() - 1, 1, "ies");
+    else if (!key.ends_with('s'))
+      key += 's';
+  }
+  return key;
+}
+
 }  // namespace reg
 
 const std::vector<Experiment>& experiments() {

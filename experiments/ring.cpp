@@ -208,10 +208,7 @@ Result run_ring(const RingParams& p) {
   Result r;
   r.experiment = "ring";
   const std::vector<int> cpus = place(Topology::instance(), p.placement, p.threads);
-  r.params = {{"threads", p.threads},         {"flags", p.flags},
-              {"hops", p.hops},               {"reps", p.reps},
-              {"placement", std::string(to_string(p.placement))},
-              {"time_limit_s", p.time_limit_s}, {"pinned_cpus", cpus}};
+  r.params = {{"pinned_cpus", cpus}};
   const std::size_t nf = p.flags.size();
   std::vector<std::vector<double>> ns(nf), cpu_ns(nf);
   std::vector<double> worst_stop(nf, 0);

@@ -503,21 +503,10 @@ Result run_scale(const ScaleParams& p) {
       r.rows.push_back(std::move(efficiency));
     }
   }
-  r.params = {{"fib_n", p.fib_n},
-              {"tasks", p.tasks},
-              {"task_ns", p.task_ns},
-              {"task_spin_iters", in.task_iters},
-              {"pfor_n", p.pfor_n},
-              {"item_ns", p.item_ns},
+  r.params = {{"task_spin_iters", in.task_iters},
               {"item_spin_iters", in.item_iters},
-              {"reduce_n", p.reduce_n},
-              {"group_tasks", p.group_tasks},
-              {"oversubscribe", p.oversubscribe},
               {"cpus", cpus},
               {"workers", workers},
-              {"reps", p.reps},
-              {"variants", p.variants},
-              {"workloads", p.workloads},
               {"weft_threads", "a pool of `workers` workers; the workload's root runs on one of them"},
               {"tbb_threads", "task_arena of `workers` slots, the calling thread one of them"},
               {"openmp_threads", "a region per call, num_threads(`workers`) including the calling thread; "

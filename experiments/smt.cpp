@@ -158,9 +158,7 @@ Result run_smt(const SmtParams& p) {
   const std::vector<Pinning> where = pinnings(topo);
   nlohmann::json pinned = nlohmann::json::object();
   for (std::size_t v = 0; v < variants.size(); ++v) pinned[variants[v]] = where[v].cpus;
-  r.params = {{"size", p.size},
-              {"reps", p.reps},
-              {"bytes", smt_bytes_needed(p.size)},
+  r.params = {{"bytes", smt_bytes_needed(p.size)},
               {"workloads", workloads},
               {"pinned_cpus", pinned},
               {"warmup", harness::warmup_text(plan)}};

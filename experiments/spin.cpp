@@ -360,13 +360,7 @@ Result run_spin(const SpinParams& p) {
   r.experiment = "spin";
   const double rate = steps_per_us();
   const Energy energy;
-  r.params = {{"variants", p.variants},
-              {"threads", p.threads},
-              {"granularities", p.granularities},
-              {"work_ms", p.work_ms},
-              {"reps", p.reps},
-              {"time_limit_s", p.time_limit_s},
-              {"work_steps_per_us", rate}};
+  r.params = {{"work_steps_per_us", rate}};
 
   const std::size_t ng = p.granularities.size();
   const std::size_t nt = p.threads.size();

@@ -551,20 +551,12 @@ Result run_suite(const SuiteParams& p) {
   r.experiment = "suite";
   nlohmann::json tasks = nlohmann::json::object();
   for (const Work& w : works) tasks[w.name] = w.tasks;
-  r.params = {{"workloads", p.workloads},
-              {"fib_n", p.fib_n},
-              {"skynet_depth", p.skynet_depth},
-              {"nqueens_n", p.nqueens_n},
-              {"integrate_n", p.integrate_n},
-              {"integrate_epsilon", kIntegrateEpsilon},
-              {"matmul_n", p.matmul_n},
+  r.params = {{"integrate_epsilon", kIntegrateEpsilon},
               {"matmul_leaf", kMatmulLeaf},
               {"knapsack", {{"items", kKnapsackItems}, {"capacity", kKnapsackCapacity},
                             {"values", "weight + 10 (strongly correlated), weights 10-100 from a fixed seed"}}},
               {"tasks", tasks},
               {"workers", workers},
-              {"reps", p.reps},
-              {"variants", p.variants},
               {"weft_threads", "a pool of `workers` workers; the TaskGroup form's root runs on one of the P (a "
                                "worker, or the calling thread in the pool's seat), the coroutine form's is "
                                "spawned on the pool (sync_wait(pool, task))"},

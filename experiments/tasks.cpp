@@ -387,12 +387,8 @@ Result run_tasks(const TasksParams& p) {
 
   Result r;
   r.experiment = "tasks";
-  r.params = {{"tasks", p.tasks},
-              {"async_tasks", async_n},
+  r.params = {{"async_tasks", async_n},
               {"round_trip_tasks", rt_n},
-              {"workers", p.workers},
-              {"reps", p.reps},
-              {"variants", p.variants},
               {"task", "one relaxed atomic fetch_add"},
               {"std_future_batch", kFutureBatch},
               {"tbb_threads", "task_group: arena of `threads` incl. the caller; enqueue: `threads` workers"},

@@ -16,6 +16,10 @@ void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }
 
 int usable_cpus() { return available_parallelism(); }
 
+std::vector<int> counts_or_usable(const std::vector<int>& given) {
+  return given.empty() ? std::vector<int>{usable_cpus()} : given;
+}
+
 std::string oversubscribed_note(const char* what, int threads, const std::string& consequence) {
   const int cpus = usable_cpus();
   if (threads <= cpus) return {};

@@ -13,8 +13,11 @@
 // options, their checks and their --help (defaults read from the parameter
 // struct's own initialisers, the one place a default is written), the
 // report's plan, sizes and section, the figures the plotter draws, the
-// README table's rows and results.json's "registry". Goals are computed by
-// the experiment into its result (add_ratio), so a goal lives in one place.
+// README table's rows and results.json's "registry", and each run's
+// "params" (every option's value; the experiment adds what it resolved or
+// fixed: the worker counts, constants, how peers' threads were set up).
+// Goals are computed by the experiment into its result (add_ratio), so a
+// goal lives in one place.
 #pragma once
 
 #include <array>
@@ -63,6 +66,11 @@ struct Option {
   // sizes' arguments and the default in --help).
   std::function<std::string(const P&)> show;
   std::string type = "TEXT";  // --help's name of its value: INT, NUMBER, LIST
+  // results.json records the member under `key` ("--fib-n" -> "fib_n", a
+  // list of names in the plural: "--workload" -> "workloads"), typed, unless
+  // the experiment recorded that key itself (a value it resolved at run time).
+  std::string key{};
+  std::function<nlohmann::json(const P&)> value{};
 };
 
 namespace reg {
@@ -82,6 +90,10 @@ std::vector<int> parse_counts(const std::string& flag, const std::string& noun,
 std::string join(const std::vector<std::string>& items, const char* sep = ",");
 std::string join(const std::vector<int>& items, const char* sep = ",");
 std::string show_real(double v);
+// An option's key in results.json's "params": "--tasks,-n" -> "tasks",
+// "--fib-n" -> "fib_n"; `plural` for a list of names: "--flag" -> "flags",
+// "--granularity" -> "granularities".
+std::string param_key(std::string_view flags, bool plural = false);
 
 }  // namespace reg
 
@@ -97,7 +109,8 @@ Option<P> integer(std::string flags, T P::*member, std::string help, long long l
           [=](P& p, const std::vector<std::string>& v) {
             p.*member = static_cast<T>(reg::in_range(name, reg::parse_integer(name, v), least, most));
           },
-          [=](const P& p) { return std::to_string(p.*member); }, "INT"};
+          [=](const P& p) { return std::to_string(p.*member); }, "INT", reg::param_key(name),
+          [=](const P& p) { return nlohmann::json(p.*member); }};
 }
 
 // A real member in (least, most] when `open_least`, else [least, most].
@@ -114,17 +127,20 @@ Option<P> real(std::string flags, double P::*member, std::string help, double le
                              reg::show_real(most) + "]" + unit + ", got " + reg::show_real(x));
             p.*member = x;
           },
-          [=](const P& p) { return reg::show_real(p.*member); }, "NUMBER"};
+          [=](const P& p) { return reg::show_real(p.*member); }, "NUMBER", reg::param_key(name),
+          [=](const P& p) { return nlohmann::json(p.*member); }};
 }
 
 // A comma list of names out of `allowed()` (repeatable), e.g. variants.
 template <class P>
 Option<P> names(std::string flags, std::vector<std::string> P::*member, std::string help, std::string what,
                 const std::vector<std::string>& (*allowed)(), std::string default_text = "all") {
+  std::string key = reg::param_key(flags, true);
   return {std::move(flags), std::move(help) + ", comma list: " + reg::join(allowed(), ", "), true,
           std::move(default_text),
           [=](P& p, const std::vector<std::string>& v) { p.*member = reg::parse_names(what, v, allowed()); },
-          [=](const P& p) { return reg::join(p.*member); }, "LIST"};
+          [=](const P& p) { return reg::join(p.*member); }, "LIST", std::move(key),
+          [=](const P& p) { return nlohmann::json(p.*member); }};
 }
 
 // A comma list of positive counts, each at most `max` (repeatable; the first
@@ -138,7 +154,8 @@ Option<P> counts(std::string flags, std::vector<int> P::*member, std::string hel
   const std::string noun = name == "--workers" ? "worker count" : "thread count";
   return {std::move(flags), std::move(help) + ", comma list", true, std::move(empty_means),
           [=](P& p, const std::vector<std::string>& v) { p.*member = reg::parse_counts(name, noun, v, max); },
-          [=](const P& p) { return reg::join(p.*member); }, "LIST"};
+          [=](const P& p) { return reg::join(p.*member); }, "LIST", reg::param_key(name),
+          [=](const P& p) { return nlohmann::json(p.*member); }};
 }
 
 // Any other option: `set` parses and checks the values itself. Unless the
@@ -154,8 +171,10 @@ Option<P> custom(std::string flags, std::string help, std::string default_text,
       set(p, v);
     };
   }
+  std::string key = reg::param_key(flags);
+  auto value = [show](const P& p) { return nlohmann::json(show(p)); };
   return {std::move(flags), std::move(help), list, std::move(default_text), std::move(set), std::move(show),
-          list ? "LIST" : "TEXT"};
+          list ? "LIST" : "TEXT", std::move(key), std::move(value)};
 }
 
 // The options most experiments share.
@@ -351,7 +370,12 @@ Experiment::Experiment(Spec<P> s)
       if (!settings.empty()) settings += ' ';
       settings += reg::long_name(o.flags) + ' ' + o.show(p);
     }
-    return Prepared{spec->heading(p), std::move(settings), [spec, p] { return spec->run(p); }};
+    return Prepared{spec->heading(p), std::move(settings), [spec, p] {
+                      Result r = spec->run(p);
+                      for (const Option<P>& o : spec->options)
+                        if (o.value && !r.params.contains(o.key)) r.params[o.key] = o.value(p);
+                      return r;
+                    }};
   };
   args_ = [spec](Level level) {
     const P plain{};

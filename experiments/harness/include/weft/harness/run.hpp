@@ -171,6 +171,10 @@ void run_units(std::vector<Unit>& units, const PlanOptions& o, Measure&& measure
 // "more threads than CPUs" compares with.
 int usable_cpus();
 
+// The worker counts a `--workers` list asks for: the list, or when it was
+// left empty one count, usable_cpus().
+std::vector<int> counts_or_usable(const std::vector<int>& given);
+
 // "more threads (3) than available CPUs (2): <consequence>", or empty when
 // `threads` fits.
 std::string oversubscribed_note(const char* what, int threads, const std::string& consequence);
