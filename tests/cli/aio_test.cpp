@@ -33,61 +33,38 @@ const std::map<std::string, std::set<std::string>> kMetrics{
 };
 
 const nlohmann::json& small_run() {
-  static const nlohmann::json j = run_json(
+  return run_json_once(
       "aio --timers 200 --messages 2000 --reads 256 --depth 8 --file-mb 2 --files 2 --seq-file-mb 1 --reps 1 "
       "--workers 2");
-  return j;
 }
 
 TEST(Aio, JsonShapeAndEveryCell) {
   const auto& j = small_run();
-  expect_common_fields(j, "aio");
-  for (const char* k : {"workloads", "timers", "messages", "producers", "reads", "depth", "file_mb", "files",
-                        "seq_file_mb", "cache", "workers", "reps", "variants", "aio_backend", "filesystem", "warmup"})
-    EXPECT_TRUE(j.at("params").contains(k)) << k;
+  expect_common_fields(j, "aio",
+                       {"workloads", "timers", "messages", "producers", "reads", "depth", "file_mb", "files",
+                        "seq_file_mb", "cache", "workers", "reps", "variants", "aio_backend", "filesystem", "warmup"});
   EXPECT_NE(j.at("params").at("cache").get<std::string>().find("warm"), std::string::npos);
-  std::set<std::string> cells;
-  for (const auto& row : j.at("results")) {
-    const std::string w = row.at("workload");
-    const std::string v = row.at("variant");
-    const std::string m = row.at("metric");
-    ASSERT_TRUE(kCells.count(w)) << row.dump();
-    EXPECT_TRUE(kCells.at(w).count(v)) << row.dump();
-    EXPECT_TRUE(kMetrics.at(w).count(m)) << row.dump();
-    if (v == "reader") {
-      EXPECT_FALSE(row.contains("threads")) << "one thread, no pool: " << row.dump();
-    } else {
-      expect_row_shape(row);
-      EXPECT_EQ(row.at("threads"), 2) << row.dump();
-    }
-    if (!row.at("measured").get<bool>()) {
-      EXPECT_NE(row.at("note").get<std::string>().find("not built"), std::string::npos) << row.dump();
-    } else {
-      EXPECT_GE(row.at("min").get<double>(), 0.0) << row.dump();
-    }
-    if (v != "asio") EXPECT_TRUE(row.at("measured").get<bool>()) << row.dump();
-    cells.insert(w + "/" + v + "/" + m);
-  }
-  std::size_t want = 0;
-  for (const auto& [w, vs] : kCells) want += vs.size() * kMetrics.at(w).size();
-  EXPECT_EQ(cells.size(), want);
+  // reader is one thread, no pool; Asio is the one peer a build may leave out.
+  expect_rows(j, {.poolless = {"reader"}, .workers = {2}, .peers = {"asio"}});
+  std::set<std::string> want;
+  for (const auto& [w, vs] : kCells)
+    for (const std::string& v : vs)
+      for (const std::string& m : kMetrics.at(w)) want.insert(w + "/" + v + "/" + m);
+  EXPECT_EQ(cells(j, {"workload", "variant", "metric"}), want);
 }
 
 TEST(Aio, GoalsCarryAVerdictAtTwoWorkers) {
   const auto& j = small_run();
-  std::set<std::string> whats;
-  for (const auto& g : j.at("ratios")) {
-    EXPECT_GT(g.at("value").get<double>(), 0.0) << g.dump();
-    ASSERT_TRUE(g.contains("met")) << g.dump();
-    whats.insert(g.at("what").get<std::string>());
-  }
+  const auto whats = goals(j, Verdicts::all);
   for (const char* w : {"pingpong: weft channel / MpmcQueue between threads, ns per message (2 workers)",
                         "fanin: mutex+condvar / weft channel, ns per message (throughput ratio) (2 workers)",
                         "random-read: weft / thread per read, MB/s (2 workers)",
                         "random-read: weft / thread per read, CPU per byte (2 workers)",
                         "seq-read: weft / the best thread-based variant, MB/s (2 workers)"})
     EXPECT_TRUE(whats.count(w)) << w;
-  if (peer_built(j, "asio")) EXPECT_TRUE(whats.count("timers: weft / asio lateness median (2 workers)"));
+  if (peer_built(j, "asio")) {
+    EXPECT_TRUE(whats.count("timers: weft / asio lateness median (2 workers)"));
+  }
 }
 
 TEST(Aio, ColdRunsSayWhatStayedResidentAndDirPicksTheFilesystem) {
@@ -104,22 +81,14 @@ TEST(Aio, ColdRunsSayWhatStayedResidentAndDirPicksTheFilesystem) {
 
 TEST(Aio, WorkloadAndVariantSelectTheRows) {
   const auto j = run_json("aio --workload fanin,timers --variant weft --timers 50 --messages 400 --reps 1 --workers 1,2");
-  std::set<std::string> cells;
-  for (const auto& row : j.at("results"))
-    cells.insert(row.at("workload").get<std::string>() + "/" + row.at("metric").get<std::string>() + "/" +
-                 std::to_string(row.at("threads").get<int>()));
-  EXPECT_EQ(cells.size(), 2u * (3 + 2));  // 2 worker counts x (timers' 3 metrics + fanin's 2)
+  // 2 worker counts x (timers' 3 metrics + fanin's 2)
+  EXPECT_EQ(cells(j, {"workload", "metric", "threads"}).size(), 2u * (3 + 2));
   EXPECT_FALSE(j.at("params").contains("filesystem")) << "no file workload, no files";
 }
 
 TEST(Aio, TableAndHelp) {
-  const CliRun r = run_cli("aio --workload pingpong --messages 200 --reps 1");
-  ASSERT_EQ(r.status, 0) << r;
-  EXPECT_NE(r.out.find("ns_per_message"), std::string::npos) << r;
-  const CliRun help = run_cli("aio --help");
-  EXPECT_EQ(help.status, 0) << help;
-  for (const char* opt : {"--timers", "--messages", "--reads", "--depth", "--cold", "--dir", "random-read", "asio"})
-    EXPECT_NE(help.out.find(opt), std::string::npos) << opt << "\n" << help;
+  expect_table_shows("aio --workload pingpong --messages 200 --reps 1", {"ns_per_message"});
+  expect_help_lists("aio", {"--timers", "--messages", "--reads", "--depth", "--cold", "--dir", "random-read", "asio"});
 }
 
 WEFT_BAD_INPUT_TESTS(AioBadInput, BadInput{"aio --timers 0", "--timers must be at least 1, got 0"},

@@ -26,30 +26,23 @@ const std::map<std::string, std::string> kMetric{
     {"fib", "ns_per_spawn"}, {"hop", "ns_per_hop"}, {"fan-in", "us_per_fan_in"}, {"cancel", "cancel_ms"}};
 
 const nlohmann::json& small_run() {
-  static const nlohmann::json j =
-      run_json("coro --fib-n 12 --hops 500 --fan-in 200 --fan-ins 2 --cancel-tasks 2000 --reps 1");
-  return j;
+  return run_json_once("coro --fib-n 12 --hops 500 --fan-in 200 --fan-ins 2 --cancel-tasks 2000 --reps 1");
 }
 
 TEST(Coro, JsonShape) {
   const auto& j = small_run();
-  expect_common_fields(j, "coro");
-  for (const char* k : {"fib_n", "hops", "fan_in", "fan_ins", "cancel_tasks", "workers", "reps", "workloads", "warmup"})
-    EXPECT_TRUE(j.at("params").contains(k)) << k;
+  expect_common_fields(j, "coro",
+                       {"fib_n", "hops", "fan_in", "fan_ins", "cancel_tasks", "workers", "reps", "workloads", "warmup"});
   EXPECT_EQ(j.at("params").at("workers"), nlohmann::json::array({2}));  // the default
   EXPECT_EQ(j.at("params").at("cancel_tasks"), 2000);
-  ASSERT_FALSE(j.at("results").empty());
+  // weft's variants are built in: always measured.
+  expect_rows(j, {.workers = {2}, .peers = {"tbb", "asio"}});
   for (const auto& row : j.at("results")) {
-    expect_row_shape(row);
     const std::string w = row.at("workload");
     ASSERT_TRUE(kVariants.count(w)) << row.dump();
     EXPECT_TRUE(kVariants.at(w).count(row.at("variant").get<std::string>())) << row.dump();
     const std::string metric = row.at("metric");
     EXPECT_TRUE(metric == kMetric.at(w) || (w == "fib" && metric == "ms")) << row.dump();
-    EXPECT_EQ(row.at("threads"), 2) << row.dump();
-    if (!row.at("measured").get<bool>()) {
-      EXPECT_NE(row.at("note").get<std::string>().find("not built"), std::string::npos) << row.dump();
-    }
   }
 }
 
@@ -65,11 +58,6 @@ TEST(Coro, EveryVariantOfEveryWorkloadHasARow) {
     for (const auto& v : vs) EXPECT_TRUE(seen.count(w + "/" + v)) << w << " " << v;
   }
   EXPECT_EQ(seen.size(), expected);
-  // weft's variants are built in: always measured.
-  for (const auto& row : j.at("results"))
-    if (row.at("variant").get<std::string>().rfind("weft-", 0) == 0) {
-      EXPECT_TRUE(row.at("measured").get<bool>()) << row.dump();
-    }
 }
 
 TEST(Coro, NotesSayWhereTheWorkRan) {
@@ -92,16 +80,7 @@ TEST(Coro, NotesSayWhereTheWorkRan) {
 }
 
 TEST(Coro, GoalsCarryAVerdictAtTwoWorkers) {
-  const auto& j = small_run();
-  ASSERT_TRUE(j.contains("ratios"));
-  std::set<std::string> whats;
-  for (const auto& g : j.at("ratios")) {
-    EXPECT_GT(g.at("value").get<double>(), 0.0) << g.dump();
-    ASSERT_TRUE(g.contains("met")) << g.dump();
-    EXPECT_TRUE(g.at("met").is_boolean()) << g.dump();
-    EXPECT_FALSE(g.at("goal").get<std::string>().empty()) << g.dump();
-    whats.insert(g.at("what").get<std::string>());
-  }
+  const auto whats = goals(small_run(), Verdicts::all);
   EXPECT_TRUE(whats.count("fib: weft-task / weft-taskgroup ns per spawn (2 workers)"));
   EXPECT_TRUE(whats.count("cancel: weft-taskgroup ms (2 workers)"));
 }
@@ -109,26 +88,17 @@ TEST(Coro, GoalsCarryAVerdictAtTwoWorkers) {
 TEST(Coro, WorkloadVariantAndWorkersSelectTheRows) {
   const auto j = run_json("coro --fib-n 10 --fan-in 50 --fan-ins 1 --reps 1 --workers 1,3 --workload fib,fan-in "
                           "--variant weft-task,weft-future");
-  std::set<std::string> cells;
-  for (const auto& row : j.at("results"))
-    cells.insert(row.at("workload").get<std::string>() + "/" + row.at("variant").get<std::string>() + "/" +
-                 std::to_string(row.at("threads").get<int>()));
-  EXPECT_EQ(cells, (std::set<std::string>{"fib/weft-task/1", "fib/weft-task/3", "fan-in/weft-task/1",
-                                          "fan-in/weft-task/3", "fan-in/weft-future/1", "fan-in/weft-future/3"}));
+  EXPECT_EQ(cells(j, {"workload", "variant", "threads"}),
+            (std::set<std::string>{"fib/weft-task/1", "fib/weft-task/3", "fan-in/weft-task/1", "fan-in/weft-task/3",
+                                   "fan-in/weft-future/1", "fan-in/weft-future/3"}));
   // No goal applies away from 2 workers.
   for (const auto& g : j.at("ratios")) EXPECT_FALSE(g.contains("met")) << g.dump();
 }
 
 TEST(Coro, TableAndHelp) {
-  const CliRun r = run_cli("coro --fib-n 10 --hops 100 --reps 1 --workload fib,hop");
-  ASSERT_EQ(r.status, 0) << r;
-  EXPECT_NE(r.out.find("ns_per_hop"), std::string::npos) << r;
-  EXPECT_NE(r.out.find("Goals (at 2 workers)"), std::string::npos) << r;
-  const CliRun help = run_cli("coro --help");
-  EXPECT_EQ(help.status, 0) << help;
-  for (const char* opt : {"--fib-n", "--hops", "--fan-in", "--fan-ins", "--cancel-tasks", "--workload", "--workers",
-                          "--variant", "fan-in"})
-    EXPECT_NE(help.out.find(opt), std::string::npos) << opt << "\n" << help;
+  expect_table_shows("coro --fib-n 10 --hops 100 --reps 1 --workload fib,hop", {"ns_per_hop", "Goals (at 2 workers)"});
+  expect_help_lists("coro", {"--fib-n", "--hops", "--fan-in", "--fan-ins", "--cancel-tasks", "--workload", "--workers",
+                             "--variant", "fan-in"});
 }
 
 WEFT_BAD_INPUT_TESTS(CoroBadInput, BadInput{"coro --fib-n 0", "--fib-n"}, BadInput{"coro --fib-n 41", "--fib-n"},

@@ -18,39 +18,17 @@ using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
 const std::set<std::string> kWorkloads{"chain", "tree", "wavefront", "level", "embarrassing"};
 const std::set<std::string> kVariants{"serial", "weft", "tbb", "openmp"};
 
-const nlohmann::json& small_run() {
-  static const nlohmann::json j = run_json("graph --nodes 300 --reruns 2 --reps 1 --workers 2");
-  return j;
-}
+const nlohmann::json& small_run() { return run_json_once("graph --nodes 300 --reruns 2 --reps 1 --workers 2"); }
 
 TEST(Graph, JsonShapeAndEveryCell) {
   const auto& j = small_run();
-  expect_common_fields(j, "graph");
-  for (const char* k : {"nodes", "reruns", "workloads", "graphs", "workers", "reps", "variants", "warmup"})
-    EXPECT_TRUE(j.at("params").contains(k)) << k;
-  std::set<std::string> cells;
-  for (const auto& row : j.at("results")) {
-    const std::string w = row.at("workload");
-    const std::string v = row.at("variant");
-    const std::string m = row.at("metric");
-    EXPECT_TRUE(kWorkloads.count(w)) << row.dump();
-    EXPECT_TRUE(kVariants.count(v)) << row.dump();
-    EXPECT_TRUE(m == "build_run_ns_per_node" || m == "rerun_ns_per_node") << row.dump();
-    if (v == "serial") {
-      EXPECT_FALSE(row.contains("threads")) << "no pool: " << row.dump();
-    } else {
-      expect_row_shape(row);
-      EXPECT_EQ(row.at("threads"), 2) << row.dump();
-    }
-    if (!row.at("measured").get<bool>()) {
-      EXPECT_NE(row.at("note").get<std::string>().find("not built"), std::string::npos) << row.dump();
-    }
-    if (v == "serial" || v == "weft") {
-      EXPECT_TRUE(row.at("measured").get<bool>()) << row.dump();
-    }
-    cells.insert(w + "/" + v + "/" + m);
-  }
-  EXPECT_EQ(cells.size(), kWorkloads.size() * kVariants.size() * 2);
+  expect_common_fields(j, "graph", {"nodes", "reruns", "workloads", "graphs", "workers", "reps", "variants", "warmup"});
+  expect_rows(j, {.poolless = {"serial"}, .workers = {2}, .peers = {"tbb", "openmp"}});
+  std::set<std::string> want;
+  for (const std::string& w : kWorkloads)
+    for (const std::string& v : kVariants)
+      for (const char* m : {"build_run_ns_per_node", "rerun_ns_per_node"}) want.insert(w + "/" + v + "/" + m);
+  EXPECT_EQ(cells(j, {"workload", "variant", "metric"}), want);
 }
 
 TEST(Graph, TheGraphsHaveTheirShapes) {
@@ -70,12 +48,7 @@ TEST(Graph, TheGraphsHaveTheirShapes) {
 
 TEST(Graph, GoalsCarryAVerdictAtTwoWorkers) {
   const auto& j = small_run();
-  std::set<std::string> whats;
-  for (const auto& g : j.at("ratios")) {
-    EXPECT_GT(g.at("value").get<double>(), 0.0) << g.dump();
-    ASSERT_TRUE(g.contains("met")) << g.dump();
-    whats.insert(g.at("what").get<std::string>());
-  }
+  const auto whats = goals(j, Verdicts::all);
   if (tbb_built(j)) {
     EXPECT_TRUE(whats.count("chain: weft / tbb re-run (2 workers)"));
     EXPECT_TRUE(whats.count("level: weft / tbb build and run once (2 workers)"));
@@ -84,23 +57,15 @@ TEST(Graph, GoalsCarryAVerdictAtTwoWorkers) {
 
 TEST(Graph, WorkloadVariantAndWorkersSelectTheRows) {
   const auto j = run_json("graph --nodes 64 --reruns 1 --reps 1 --workers 1,3 --workload chain,level --variant weft");
-  std::set<std::string> cells;
-  for (const auto& row : j.at("results"))
-    cells.insert(row.at("workload").get<std::string>() + "/" + row.at("metric").get<std::string>() + "/" +
-                 std::to_string(row.at("threads").get<int>()));
-  EXPECT_EQ(cells.size(), 8u);
-  EXPECT_TRUE(cells.count("level/rerun_ns_per_node/3"));
+  const auto c = cells(j, {"workload", "metric", "threads"});
+  EXPECT_EQ(c.size(), 8u) << nlohmann::json(c).dump();
+  EXPECT_TRUE(c.count("level/rerun_ns_per_node/3"));
   for (const auto& g : j.at("ratios")) EXPECT_FALSE(g.contains("met")) << g.dump();
 }
 
 TEST(Graph, TableAndHelp) {
-  const CliRun r = run_cli("graph --nodes 64 --reruns 1 --reps 1 --workload chain");
-  ASSERT_EQ(r.status, 0) << r;
-  EXPECT_NE(r.out.find("rerun_ns_per_node"), std::string::npos) << r;
-  const CliRun help = run_cli("graph --help");
-  EXPECT_EQ(help.status, 0) << help;
-  for (const char* opt : {"--nodes", "--reruns", "--workload", "--workers", "--variant", "wavefront"})
-    EXPECT_NE(help.out.find(opt), std::string::npos) << opt << "\n" << help;
+  expect_table_shows("graph --nodes 64 --reruns 1 --reps 1 --workload chain", {"rerun_ns_per_node"});
+  expect_help_lists("graph", {"--nodes", "--reruns", "--workload", "--workers", "--variant", "wavefront"});
 }
 
 WEFT_BAD_INPUT_TESTS(GraphBadInput, BadInput{"graph --nodes 0", "--nodes must be at least 1, got 0"},

@@ -26,10 +26,7 @@ constexpr const char* kSmall =
     "scale --fib-n 16 --tasks 2000 --task-ns 500 --pfor-n 20000 --item-ns 100 --reduce-n 100000 --reps 1";
 
 // One small oversubscribed run shared by the tests that only read its JSON.
-const nlohmann::json& small_run() {
-  static const nlohmann::json j = run_json(std::string(kSmall) + " --oversubscribe 2");
-  return j;
-}
+const nlohmann::json& small_run() { return run_json_once(std::string(kSmall) + " --oversubscribe 2"); }
 
 TEST(ScaleLadder, PowersOfTwoUpToTheCpusThenOnToKTimesThem) {
   using weft::xp::scale_ladder;
@@ -43,23 +40,19 @@ TEST(ScaleLadder, PowersOfTwoUpToTheCpusThenOnToKTimesThem) {
 
 TEST(Scale, JsonShape) {
   const auto& j = small_run();
-  expect_common_fields(j, "scale");
-  for (const char* k : {"fib_n", "tasks", "task_ns", "pfor_n", "item_ns", "reduce_n", "oversubscribe", "cpus",
-                        "workers", "reps", "variants", "workloads", "warmup"})
-    EXPECT_TRUE(j.at("params").contains(k)) << k;
+  expect_common_fields(j, "scale",
+                       {"fib_n", "tasks", "task_ns", "pfor_n", "item_ns", "reduce_n", "oversubscribe", "cpus",
+                        "workers", "reps", "variants", "workloads", "warmup"});
   const int cpus = j.at("params").at("cpus");
   EXPECT_EQ(cpus, static_cast<int>(j.at("machine").at("available_parallelism")));
-  EXPECT_EQ(j.at("params").at("workers").get<std::vector<int>>(), weft::xp::scale_ladder(cpus, 2));
-  ASSERT_FALSE(j.at("results").empty());
+  const auto workers = j.at("params").at("workers").get<std::vector<int>>();
+  EXPECT_EQ(workers, weft::xp::scale_ladder(cpus, 2));
+  expect_rows(j, {.workers = {workers.begin(), workers.end()}, .peers = {"tbb", "openmp"}});
   for (const auto& row : j.at("results")) {
-    expect_row_shape(row);
     EXPECT_TRUE(kMetrics.count(row.at("metric").get<std::string>())) << row.dump();
     EXPECT_TRUE(kWorkloads.count(row.at("workload").get<std::string>())) << row.dump();
     const std::string v = row.at("variant");
     EXPECT_TRUE(v == "weft" || v == "tbb" || v == "openmp") << v;
-    if (!row.at("measured").get<bool>()) {
-      EXPECT_NE(row.at("note").get<std::string>().find("not built"), std::string::npos) << row.dump();
-    }
   }
 }
 
@@ -112,11 +105,7 @@ TEST(Scale, RowsPastTheCpusSaySoAndTheRunNotesIt) {
 TEST(Scale, GoalsListTheOversubscribedFibAndWeftAgainstTbb) {
   const auto& j = small_run();
   const int cpus = j.at("params").at("cpus");
-  std::map<std::string, nlohmann::json> ratios;
-  for (const auto& r : j.at("ratios")) {
-    EXPECT_GT(r.at("value").get<double>(), 0.0) << r.dump();
-    ratios[r.at("what").get<std::string>()] = r;
-  }
+  auto ratios = goals(j);
   const std::string fib =
       "fib(16): weft time at " + std::to_string(2 * cpus) + " workers / at " + std::to_string(cpus) + " workers";
   ASSERT_TRUE(ratios.count(fib)) << j.at("ratios").dump();
@@ -150,8 +139,7 @@ TEST(Scale, GroupWorkloadsRunWhenNamedAndGiveTheOneGroupRatio) {
     if (row.at("metric") == "ms" && row.at("measured").get<bool>())
       timed.emplace(row.at("workload").get<std::string>(), row.at("variant").get<std::string>(),
                     row.at("threads").get<int>());
-  std::set<std::string> ratios;
-  for (const auto& r : j.at("ratios")) ratios.insert(r.at("what").get<std::string>());
+  const auto ratios = goals(j);
   for (const char* w : {"group", "groups"})
     for (const char* v : {"weft", "tbb", "openmp"}) {
       if (v == std::string("tbb") && !tbb_built(j)) continue;
@@ -168,16 +156,9 @@ TEST(Scale, GroupWorkloadsRunWhenNamedAndGiveTheOneGroupRatio) {
 
 TEST(Scale, WorkersWorkloadAndVariantSelectTheRows) {
   const auto j = run_json(std::string(kSmall) + " --workers 3,1 --workload reduce,fib --variant weft");
-  std::set<std::string> workloads, variants;
-  std::set<int> threads;
-  for (const auto& row : j.at("results")) {
-    workloads.insert(row.at("workload").get<std::string>());
-    variants.insert(row.at("variant").get<std::string>());
-    threads.insert(row.at("threads").get<int>());
-  }
-  EXPECT_EQ(workloads, (std::set<std::string>{"reduce", "fib"}));
-  EXPECT_EQ(variants, (std::set<std::string>{"weft"}));
-  EXPECT_EQ(threads, (std::set<int>{1, 3}));
+  EXPECT_EQ(cells(j, {"workload"}), (std::set<std::string>{"reduce", "fib"}));
+  EXPECT_EQ(cells(j, {"variant"}), (std::set<std::string>{"weft"}));
+  EXPECT_EQ(cells(j, {"threads"}), (std::set<std::string>{"1", "3"}));
 }
 
 TEST(Scale, WithoutAOneWorkerRunTheSpeedupSaysWhy) {
@@ -193,15 +174,9 @@ TEST(Scale, WithoutAOneWorkerRunTheSpeedupSaysWhy) {
 }
 
 TEST(Scale, TableAndHelp) {
-  const CliRun r = run_cli(std::string(kSmall) + " --workload pfor");
-  ASSERT_EQ(r.status, 0) << r;
-  EXPECT_NE(r.out.find("efficiency"), std::string::npos) << r;
-  EXPECT_NE(r.out.find("Goals:"), std::string::npos) << r;
-  const CliRun help = run_cli("scale --help");
-  EXPECT_EQ(help.status, 0) << help;
-  for (const char* opt : {"--oversubscribe", "--fib-n", "--tasks", "--task-ns", "--pfor-n", "--item-ns", "--reduce-n",
-                          "--group-tasks", "--workload", "--workers", "--variant", "reduce", "groups"})
-    EXPECT_NE(help.out.find(opt), std::string::npos) << opt << "\n" << help;
+  expect_table_shows(std::string(kSmall) + " --workload pfor", {"efficiency", "Goals:"});
+  expect_help_lists("scale", {"--oversubscribe", "--fib-n", "--tasks", "--task-ns", "--pfor-n", "--item-ns",
+                              "--reduce-n", "--group-tasks", "--workload", "--workers", "--variant", "reduce", "groups"});
 }
 
 WEFT_BAD_INPUT_TESTS(ScaleBadInput, BadInput{"scale --fib-n 1", "--fib-n"}, BadInput{"scale --fib-n 40", "--fib-n"},

@@ -1,15 +1,18 @@
 // Running the weft binary from the CLI tests (tests/cli/*.cpp, which define
 // WEFT_CLI_PATH and link nlohmann/json and the harness): one way to start it
 // (the harness's spawner), capture stdout
-// and stderr apart, stop it if it hangs, read its JSON, and check the fields
-// and the usage-error contract every subcommand shares.
+// and stderr apart, stop it if it hangs, read its JSON, and check the fields,
+// rows, goals, table, help and usage-error contract the subcommands share.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -93,8 +96,19 @@ inline nlohmann::json run_json(const std::string& args) {
   }
 }
 
-// The fields every experiment's JSON has (docs/cli.md).
-inline void expect_common_fields(const nlohmann::json& j, const std::string& experiment) {
+// `run_json(args)` once per test program: the tests that only read a run's
+// JSON share it (running it is the slow part).
+inline const nlohmann::json& run_json_once(const std::string& args) {
+  static std::map<std::string, nlohmann::json> runs;
+  auto it = runs.find(args);
+  if (it == runs.end()) it = runs.emplace(args, run_json(args)).first;
+  return it->second;
+}
+
+// The fields every experiment's JSON has (docs/cli.md), and the keys its
+// "params" must have.
+inline void expect_common_fields(const nlohmann::json& j, const std::string& experiment,
+                                 const std::vector<std::string>& params = {}) {
   EXPECT_EQ(j.at("experiment"), experiment);
   for (const char* k : {"cpu_model", "allowed_cpus", "cores", "smt", "kernel", "compiler", "weft_version"})
     EXPECT_TRUE(j.at("machine").contains(k)) << "machine." << k;
@@ -104,21 +118,36 @@ inline void expect_common_fields(const nlohmann::json& j, const std::string& exp
   for (const auto& row : j.at("results"))
     for (const char* k : {"variant", "metric", "unit", "median", "min", "max", "reps"})
       EXPECT_TRUE(row.contains(k)) << "row field " << k << " in " << row.dump();
+  for (const std::string& k : params)
+    EXPECT_TRUE(j.at("params").contains(k)) << "params." << k << " in " << j.at("params").dump();
 }
 
-// A row of an experiment run per thread count: measured with ordered,
-// non-negative statistics, or not measured with a note saying why.
-inline void expect_row_shape(const nlohmann::json& row) {
-  for (const char* k : {"variant", "threads", "metric", "unit", "median", "min", "max", "reps", "measured"})
+// Where a row says it ran: on a pool of "threads" workers (counted), on no
+// pool and without the field (none), or either, as the variant has it.
+enum class Threads { counted, none, either };
+
+// A row's shape: measured with ordered, non-negative statistics over at
+// least one repetition, or not measured with a note saying why.
+inline void expect_row_shape(const nlohmann::json& row, Threads threads = Threads::counted) {
+  for (const char* k : {"variant", "metric", "unit", "median", "min", "max", "reps", "measured"})
     ASSERT_TRUE(row.contains(k)) << "row field " << k << " in " << row.dump();
-  EXPECT_TRUE(row.at("variant").is_string());
-  EXPECT_TRUE(row.at("threads").is_number_integer());
-  EXPECT_TRUE(row.at("measured").is_boolean());
+  for (const char* k : {"variant", "metric", "unit"}) EXPECT_TRUE(row.at(k).is_string()) << k << " in " << row.dump();
+  if (threads == Threads::counted) {
+    ASSERT_TRUE(row.contains("threads")) << "row field threads in " << row.dump();
+  }
+  if (threads == Threads::none) {
+    EXPECT_FALSE(row.contains("threads")) << "no pool, no threads: " << row.dump();
+  }
+  if (row.contains("threads")) {
+    EXPECT_TRUE(row.at("threads").is_number_integer()) << row.dump();
+  }
+  ASSERT_TRUE(row.at("measured").is_boolean()) << row.dump();
   if (row.at("measured").get<bool>()) {
-    EXPECT_TRUE(row.at("median").is_number()) << row.dump();
+    ASSERT_TRUE(row.at("median").is_number()) << row.dump();
     EXPECT_LE(row.at("min").get<double>(), row.at("median").get<double>()) << row.dump();
     EXPECT_LE(row.at("median").get<double>(), row.at("max").get<double>()) << row.dump();
     EXPECT_GE(row.at("min").get<double>(), 0.0) << row.dump();
+    EXPECT_GE(row.at("reps").get<int>(), 1) << row.dump();
   } else {
     EXPECT_TRUE(row.at("median").is_null()) << row.dump();
     ASSERT_TRUE(row.contains("note")) << "an unmeasured row says why: " << row.dump();
@@ -126,19 +155,119 @@ inline void expect_row_shape(const nlohmann::json& row) {
   }
 }
 
+// Whether `variant` is one of a peer's: `prefix` itself or "prefix-...".
+inline bool is_peer_variant(const std::string& variant, const std::string& prefix) {
+  return variant == prefix || variant.rfind(prefix + "-", 0) == 0;
+}
+
 // Whether a peer's variants were built in: no row of a variant named
 // `prefix` or starting with "prefix-" says "not built".
 inline bool peer_built(const nlohmann::json& j, const std::string& prefix) {
-  for (const auto& row : j.at("results")) {
-    const std::string v = row.at("variant");
-    if ((v == prefix || v.rfind(prefix + "-", 0) == 0) &&
+  for (const auto& row : j.at("results"))
+    if (is_peer_variant(row.at("variant").get<std::string>(), prefix) &&
         row.value("note", std::string()).find("not built") != std::string::npos)
       return false;
-  }
   return true;
 }
 inline bool tbb_built(const nlohmann::json& j) { return peer_built(j, "tbb"); }
 inline bool openmp_built(const nlohmann::json& j) { return peer_built(j, "openmp"); }
+
+// Only a peer's row (`peers` as peer_built names them: "tbb" for "tbb" and
+// "tbb-..."), which a build may leave out, goes unmeasured, and it says
+// "not built"; weft's own variants and the baselines are always measured.
+inline void expect_measured_unless_not_built(const nlohmann::json& row, const std::vector<std::string>& peers) {
+  if (row.at("measured").get<bool>()) return;
+  const std::string v = row.at("variant");
+  EXPECT_TRUE(std::any_of(peers.begin(), peers.end(), [&](const std::string& p) { return is_peer_variant(v, p); }))
+      << "built in, so measured: " << row.dump();
+  EXPECT_NE(row.value("note", std::string()).find("not built"), std::string::npos) << row.dump();
+}
+
+// An experiment run on pools of given sizes, beside variants run without one.
+struct RowRules {
+  std::set<std::string> poolless{};  // variants run without a pool: their rows have no "threads"
+  std::set<int> workers{};           // every other row's "threads" is one of these
+  std::vector<std::string> peers{};  // as expect_measured_unless_not_built
+};
+
+// Every row of `j`: its shape (a pool-less variant's without "threads"), its
+// worker count, and measured unless it is a peer's that was not built.
+inline void expect_rows(const nlohmann::json& j, const RowRules& rules) {
+  EXPECT_FALSE(j.at("results").empty()) << "no rows";
+  for (const auto& row : j.at("results")) {
+    const bool poolless = rules.poolless.count(row.at("variant").get<std::string>()) > 0;
+    expect_row_shape(row, poolless ? Threads::none : Threads::counted);
+    if (!poolless && row.contains("threads")) {
+      EXPECT_EQ(rules.workers.count(row.at("threads").get<int>()), 1u)
+          << "threads not one of the runs' worker counts " << nlohmann::json(rules.workers).dump() << ": "
+          << row.dump();
+    }
+    expect_measured_unless_not_built(row, rules.peers);
+  }
+}
+
+// The cells a run has rows for: each row's `fields` joined by '/'
+// ("fib/weft/2"; "-" for a field the row has not), of the rows of `metric`
+// only when one is named.
+inline std::set<std::string> cells(const nlohmann::json& j, const std::vector<std::string>& fields,
+                                   const std::string& metric = {}) {
+  std::set<std::string> out;
+  for (const auto& row : j.at("results")) {
+    if (!metric.empty() && row.at("metric") != metric) continue;
+    std::string cell;
+    for (const std::string& f : fields) {
+      if (!cell.empty()) cell += '/';
+      if (!row.contains(f))
+        cell += '-';
+      else
+        cell += row.at(f).is_string() ? row.at(f).get<std::string>() : row.at(f).dump();
+    }
+    out.insert(cell);
+  }
+  return out;
+}
+
+// Whether a run's goals must all carry a verdict: it ran at the worker
+// count they are set at.
+enum class Verdicts { where_set, all };
+
+// `j`'s goals ("ratios") by what they compare, each with a positive value;
+// one with a verdict ("met", a boolean) has the goal it was read off.
+inline std::map<std::string, nlohmann::json> goals(const nlohmann::json& j, Verdicts verdicts = Verdicts::where_set) {
+  std::map<std::string, nlohmann::json> out;
+  EXPECT_TRUE(j.contains("ratios")) << "no ratios in " << j.dump();
+  if (!j.contains("ratios")) return out;
+  for (const auto& g : j.at("ratios")) {
+    EXPECT_GT(g.at("value").get<double>(), 0.0) << g.dump();
+    if (verdicts == Verdicts::all) {
+      EXPECT_TRUE(g.contains("met")) << "a goal without a verdict: " << g.dump();
+    }
+    if (g.contains("met")) {
+      EXPECT_TRUE(g.at("met").is_boolean()) << g.dump();
+      EXPECT_FALSE(g.at("goal").get<std::string>().empty()) << g.dump();
+    }
+    out[g.at("what").get<std::string>()] = g;
+  }
+  return out;
+}
+
+// `weft <args>` prints its table: exits 0, and the output shows each of `texts`.
+inline void expect_table_shows(const std::string& args, const std::vector<std::string>& texts) {
+  const CliRun r = run_cli(args);
+  ASSERT_EQ(r.status, 0) << args << "\n" << r;
+  for (const std::string& t : texts) EXPECT_NE(r.out.find(t), std::string::npos) << t << "\n" << r;
+}
+
+// `weft <subcommand> --help` exits 0 and lists each of `names` (options,
+// workloads, variants), and never the hidden --internal-child.
+inline void expect_help_lists(const std::string& subcommand, const std::vector<std::string>& names) {
+  const CliRun help = run_cli(subcommand + " --help");
+  EXPECT_EQ(help.status, 0) << subcommand << "\n" << help;
+  for (const std::string& n : names)
+    EXPECT_NE(help.out.find(n), std::string::npos) << subcommand << " --help: " << n << "\n" << help;
+  EXPECT_EQ((help.out + help.err).find("--internal-child"), std::string::npos)
+      << subcommand << " --help: the child option is internal\n" << help;
+}
 
 inline bool has_line_starting(const std::string& text, const std::string& prefix) {
   for (std::size_t at = 0; at < text.size();) {
