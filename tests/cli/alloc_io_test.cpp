@@ -122,13 +122,4 @@ WEFT_BAD_INPUT_TESTS(
     BadInput{"io --tmpdir /proc/self/status", "not a directory"},
     BadInput{"io --reps 0", "--reps"}, BadInput{"io --bogus", "--bogus"});
 
-TEST(CliAllocIo, HelpExitsZero) {
-  for (const char* sub : {"alloc", "io"}) {
-    const CliRun r = run_cli(std::string(sub) + " --help");
-    EXPECT_EQ(r.status, 0) << sub << "\n" << r;
-    EXPECT_NE(r.out.find("--threads"), std::string::npos) << r;
-    EXPECT_EQ((r.out + r.err).find("--internal-child"), std::string::npos) << "the child option is internal\n" << r;
-  }
-}
-
 }  // namespace

@@ -176,13 +176,4 @@ WEFT_BAD_INPUT_TESTS(
     BadInput{"idle --seconds 0", "--seconds"}, BadInput{"idle --workers 0", "--workers"},
     BadInput{"idle --variant nope", "nope"});
 
-TEST(PoolExperiments, TasksFibPforIdleHelpExitsZero) {
-  for (const char* sub : {"tasks", "fib", "pfor", "idle"}) {
-    const CliRun r = run_cli(std::string(sub) + " --help");
-    EXPECT_EQ(r.status, 0) << sub << "\n" << r;
-    EXPECT_NE(r.out.find("--workers"), std::string::npos) << sub << "\n" << r;
-    EXPECT_EQ((r.out + r.err).find("--internal-child"), std::string::npos) << sub << "\n" << r;
-  }
-}
-
 }  // namespace

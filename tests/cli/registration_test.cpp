@@ -13,6 +13,7 @@ namespace weft {
 namespace {
 
 using test::CliRun;
+using test::expect_help_lists;
 using test::run_cli;
 
 // A made-up experiment, built locally by each test and never registered.
@@ -159,6 +160,17 @@ TEST(Registration, EveryRegisteredExperimentPreparesAtEveryLevelFromItsOwnArgume
       EXPECT_EQ(o.help.find("(default", o.help.find("(default") + 1), std::string::npos)
           << e.name() << " " << o.flags << " says its default twice: " << o.help;
     }
+  }
+}
+
+// What a user reads is the registration: every option registered shows in
+// its subcommand's --help, and the hidden --internal-child in none.
+TEST(Registration, EverySubcommandsHelpListsItsOptions) {
+  for (const xp::Experiment& e : xp::experiments()) {
+    std::vector<std::string> flags;
+    for (const xp::OptionInfo& o : e.options()) flags.push_back(xp::reg::long_name(o.flags));
+    EXPECT_FALSE(flags.empty()) << e.name();
+    expect_help_lists(e.name(), flags);
   }
 }
 
