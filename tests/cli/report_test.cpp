@@ -4,11 +4,11 @@
 // renders. Quick sizes; no timing is asserted. Slow (~40 s) and
 // sanitizer-hostile (a Python child, a browser): labelled report;nosan.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -16,12 +16,13 @@
 
 #include "cli_run.hpp"
 #include "report_html.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-using namespace weft::test;  // cli_run.hpp: running weft, the shared checks
+using namespace weft::test;  // cli_run.hpp: running weft, the shared checks; temp_dir.hpp: TempDir
 
 std::string read_all(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -31,25 +32,6 @@ std::string read_all(const fs::path& p) {
 }
 
 bool contains(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
-
-// A fresh directory under $TMPDIR, removed with the object.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "weft-report-test-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 bool have_matplotlib() { return run_shell("/usr/bin/python3 -c 'import matplotlib'").status == 0; }
 
@@ -73,7 +55,7 @@ const nlohmann::json* find_experiment(const nlohmann::json& results, const std::
 
 TEST(ReportQuick, WritesResultsPageAndEveryFigure) {
   TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
+  ASSERT_TRUE(fs::is_directory(tmp.path())) << tmp.path();
   const fs::path out = tmp.path() / "report";
   const CliRun r = run_cli("report --quick --out " + out.string());
   ASSERT_EQ(r.status, 0) << r;
@@ -153,7 +135,7 @@ TEST(ReportQuick, WritesResultsPageAndEveryFigure) {
 
 TEST(ReportQuick, RefusesANonEmptyDirectoryWithoutForce) {
   TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
+  ASSERT_TRUE(fs::is_directory(tmp.path())) << tmp.path();
   const fs::path out = tmp.path() / "report";
   ASSERT_EQ(run_cli("report --quick --only c2c --out " + out.string()).status, 0);
   const std::string before = read_all(out / "results.json");
@@ -192,7 +174,11 @@ bool is_plain_file(const fs::path& p) { return fs::is_regular_file(fs::symlink_s
 class Victim {
  public:
   explicit Victim(const fs::path& dir) : path_(dir / "victim.txt") { std::ofstream(path_) << kText; }
-  void link_from(const fs::path& name) const { fs::create_symlink(path_, name); }
+  // Links named `names` in `dir` (made if missing), each pointing here.
+  void link_from(const fs::path& dir, std::initializer_list<const char*> names) const {
+    fs::create_directories(dir);
+    for (const char* name : names) fs::create_symlink(path_, dir / name);
+  }
   [[nodiscard]] bool untouched() const { return read_all(path_) == kText; }
 
  private:
@@ -207,13 +193,10 @@ void expect_no_temporaries(const fs::path& dir) {
 
 TEST(ReportQuick, ForceNeverWritesThroughALinkInAForeignDirectory) {
   TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
+  ASSERT_TRUE(fs::is_directory(tmp.path())) << tmp.path();
   const Victim victim(tmp.path());
   const fs::path out = tmp.path() / "foreign";
-  fs::create_directories(out);
-  victim.link_from(out / "index.html");
-  victim.link_from(out / "results.json");
-  victim.link_from(out / ".weft-report");  // the marker's name
+  victim.link_from(out, {"index.html", "results.json", ".weft-report" /* the marker's name */});
   std::ofstream(out / "notes.txt") << "mine\n";
 
   const CliRun r = run_cli("report --quick --only topo --force --out " + out.string());
@@ -228,7 +211,7 @@ TEST(ReportQuick, ForceNeverWritesThroughALinkInAForeignDirectory) {
 
 TEST(ReportQuick, ForceRemovesOnlyWhatItsMarkerListsAndFollowsNoLink) {
   TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
+  ASSERT_TRUE(fs::is_directory(tmp.path())) << tmp.path();
   const Victim victim(tmp.path());
   const fs::path out = tmp.path() / "report";
   ASSERT_EQ(run_cli("report --quick --only topo --out " + out.string()).status, 0);
@@ -236,8 +219,7 @@ TEST(ReportQuick, ForceRemovesOnlyWhatItsMarkerListsAndFollowsNoLink) {
   // A link where the report's own page was (a name the marker lists), and
   // one it never wrote.
   fs::remove(out / "index.html");
-  victim.link_from(out / "index.html");
-  victim.link_from(out / "stranger.png");
+  victim.link_from(out, {"index.html", "stranger.png"});
   std::ofstream(out / "extra.txt") << "mine\n";
 
   const CliRun r = run_cli("report --quick --only topo --force --out " + out.string());
@@ -254,12 +236,10 @@ TEST(ReportQuick, ForceRemovesOnlyWhatItsMarkerListsAndFollowsNoLink) {
 TEST(ReportPlot, NeverWritesThroughALinkAndSkipsUnknownFigures) {
   if (!have_matplotlib()) GTEST_SKIP() << "/usr/bin/python3 has no matplotlib (apt-get install python3-matplotlib)";
   TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
+  ASSERT_TRUE(fs::is_directory(tmp.path())) << tmp.path();
   const Victim victim(tmp.path());
   const fs::path out = tmp.path() / "report";
-  fs::create_directories(out);
-  victim.link_from(out / "fib_ms.png");
-  victim.link_from(out / "plots.json");
+  victim.link_from(out, {"fib_ms.png", "plots.json"});
   const nlohmann::json results = {
       {"registry",
        // fib_ms has a drawer; the generic bars are drawn from the rows' metric
@@ -340,7 +320,7 @@ nlohmann::json hand_made_results() {
 
 TEST(ReportPage, SectionsComeFromTheRegistryAndPublished) {
   TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
+  ASSERT_TRUE(fs::is_directory(tmp.path())) << tmp.path();
   std::ofstream(tmp.path() / "ring_2_threads.png", std::ios::binary) << "\x89PNG fake";
   weft::cli::PlotOutcome plots;
   plots.drawn = true;
@@ -379,7 +359,7 @@ TEST(ReportPage, SectionsComeFromTheRegistryAndPublished) {
 
 TEST(ReportQuick, BadOptionsExitWithStatus2) {
   TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
+  ASSERT_TRUE(fs::is_directory(tmp.path())) << tmp.path();
   const std::string out = (tmp.path() / "r").string();
   CliRun r = run_cli("report --quick --full --out " + out);
   EXPECT_EQ(r.status, 2) << r;
@@ -394,7 +374,7 @@ TEST(ReportQuick, PageRendersInHeadlessChromium) {
   if (access("/usr/bin/chromium", X_OK) != 0)
     GTEST_SKIP() << "chromium not installed (apt-get install chromium): the page is not rendered";
   TempDir tmp;
-  ASSERT_FALSE(tmp.path().empty());
+  ASSERT_TRUE(fs::is_directory(tmp.path())) << tmp.path();
   const fs::path out = tmp.path() / "report";
   const CliRun r = run_cli("report --quick --only topo,c2c,smt --out " + out.string());
   ASSERT_EQ(r.status, 0) << r;
