@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "sanitizers.hpp"
+#include "throws.hpp"
 #include "watchdog.hpp"
 #include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/exec/remote_wait.hpp"
@@ -44,14 +45,10 @@ TEST(PoolFaults, ThreadCreationFailureIsAClearErrorAndLeaksNothing) {
   for (int at : {0, 1, 3}) {
     g_fail_at = at;
     weft::detail::g_worker_start_hook = &fail_at_hook;
-    try {
-      weft::ThreadPool pool(workers(4));
-      FAIL() << "the pool started although worker " << at + 1 << " could not";
-    } catch (const std::runtime_error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("could not start worker " + std::to_string(at + 1) + " of 4"), std::string::npos) << what;
-      EXPECT_NE(what.find("pthread_create"), std::string::npos) << what;
-    }
+    const std::string which = "could not start worker " + std::to_string(at + 1) + " of 4";
+    EXPECT_TRUE(weft::test::throws_containing<std::runtime_error>([] { weft::ThreadPool pool(workers(4)); },
+                                                                  {which, "pthread_create"}))
+        << "a pool of 4 whose worker " << at + 1 << " cannot start";
     weft::detail::g_worker_start_hook = nullptr;
   }
   // Nothing was left half-built: a normal pool works afterwards.
@@ -145,12 +142,8 @@ TEST(PoolFaults, AnOutsidePushThatCannotGetItsDequeDiscardsItsTaskOnce) {
     // A continuation queued by this thread: cancelled, as a refused one is.
     EXPECT_THROW(std::move(ready).then([](int x) { return x + 1; }).get(), weft::cancelled);
     // A graph run started by this thread: the run fails, once, saying why.
-    try {
-      graph.run(pool).get();
-      ADD_FAILURE() << "no exception";
-    } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find("could not be queued"), std::string::npos) << e.what();
-    }
+    EXPECT_TRUE(weft::test::throws_containing<std::runtime_error>([&] { graph.run(pool).get(); },
+                                                                  {"could not be queued"}));
   }
   EXPECT_EQ(runs.load(), 0);
   EXPECT_EQ(n.load(), 0);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "future_support.hpp"
+#include "throws.hpp"
 #include "watchdog.hpp"
 #include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -67,12 +68,7 @@ TEST(FutureThen, AFailureSkipsTheContinuationAndTravels) {
                  calls.fetch_add(1);
                  return x;
                });
-  try {
-    g.get();
-    ADD_FAILURE() << "no exception";
-  } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "antecedent failed");
-  }
+  EXPECT_TRUE(weft::test::throws_what<std::runtime_error>([&] { g.get(); }, "antecedent failed"));
   EXPECT_EQ(calls.load(), 0);
 }
 

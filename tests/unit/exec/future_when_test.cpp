@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "future_support.hpp"
+#include "throws.hpp"
 #include "watchdog.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -49,12 +50,7 @@ TEST(WhenAll, TupleRethrowsTheFirstFailureByPosition) {
   early.wait();
   auto all = weft::when_all(std::move(late), std::move(early));
   go.set();
-  try {
-    all.get();
-    ADD_FAILURE() << "no exception";
-  } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "first by position");
-  }
+  EXPECT_TRUE(weft::test::throws_what<std::runtime_error>([&] { all.get(); }, "first by position"));
 }
 
 TEST(WhenAll, VectorOfValuesInOrder) {
@@ -111,12 +107,8 @@ TEST(WhenAll, AnInvalidInputIsRejected) {
   std::vector<weft::Future<int>> fs;
   fs.push_back(pool.submit([] { return 1; }));
   fs.emplace_back();
-  try {
-    (void)weft::when_all(std::move(fs));
-    ADD_FAILURE() << "no exception";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("future 1"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(weft::test::throws_containing<std::invalid_argument>([&] { (void)weft::when_all(std::move(fs)); },
+                                                                   {"future 1"}));
   weft::Future<int> ok = pool.submit([] { return 2; });
   weft::Future<int> empty;
   EXPECT_THROW((void)weft::when_all(std::move(ok), std::move(empty)), std::invalid_argument);
@@ -164,14 +156,25 @@ TEST(WhenAll, CancelledWhileInputsRun) {
   EXPECT_EQ(ran.load(), 1) << "the inputs of a cancelled when_all still run";
 }
 
+// when_any on a 2-worker pool of two inputs: input 0 held back for as long
+// as this lives (so it is still running when the result is read), input 1
+// `second`, bound to be the first one done.
+struct FirstInputHeldBack {
+  weft::ThreadPool pool{workers(2)};
+  Gate gate;
+  template <class F>
+  weft::Future<std::size_t> when_any(F second) {
+    std::vector<weft::Future<int>> fs;
+    fs.push_back(pool.submit(gate.after_open(0)));
+    fs.push_back(pool.submit(std::move(second)));
+    return weft::when_any(std::move(fs));
+  }
+};
+
 TEST(WhenAny, IndexOfTheFirstReady) {
   weft::test::Watchdog dog("when_any");
-  weft::ThreadPool pool(workers(2));
-  Gate gate;
-  std::vector<weft::Future<int>> fs;
-  fs.push_back(pool.submit(gate.after_open(0)));
-  fs.push_back(pool.submit([] { return 1; }));
-  EXPECT_EQ(weft::when_any(std::move(fs)).get(), 1u);
+  FirstInputHeldBack inputs;
+  EXPECT_EQ(inputs.when_any([] { return 1; }).get(), 1u);
 }
 
 TEST(WhenAny, AlreadyReadyInputWinsAtOnce) {
@@ -189,21 +192,14 @@ TEST(WhenAny, AlreadyReadyInputWinsAtOnce) {
 
 TEST(WhenAny, TheWinnersFailureTravels) {
   weft::test::Watchdog dog("when_any failure");
-  weft::ThreadPool pool(workers(2));
-  Gate gate;
-  std::vector<weft::Future<int>> fs;
-  fs.push_back(pool.submit(gate.after_open(0)));
-  fs.push_back(pool.submit([]() -> int { throw std::runtime_error("winner failed"); }));
-  EXPECT_THROW(weft::when_any(std::move(fs)).get(), std::runtime_error);
+  FirstInputHeldBack inputs;
+  EXPECT_THROW(inputs.when_any([]() -> int { throw std::runtime_error("winner failed"); }).get(),
+               std::runtime_error);
 }
 
 TEST(WhenAny, EmptyVectorIsAnError) {
-  try {
-    (void)weft::when_any(std::vector<weft::Future<int>>{});
-    ADD_FAILURE() << "no exception";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("when_any"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(weft::test::throws_containing<std::invalid_argument>(
+      [] { (void)weft::when_any(std::vector<weft::Future<int>>{}); }, {"when_any"}));
 }
 
 }  // namespace

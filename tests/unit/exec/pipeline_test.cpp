@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "algo_support.hpp"
+#include "throws.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 
@@ -166,15 +167,14 @@ TEST(Pipeline, InFlightLimitHolds) {
 TEST(Pipeline, ZeroInFlightIsRejected) {
   weft::ThreadPool pool(workers(1));
   bool called = false;
-  try {
-    weft::parallel_pipeline(pool, 0, weft::stage<void, void>(StageMode::serial_in_order, [&](FlowControl& fc) {
-                              called = true;
-                              fc.stop();
-                            }));
-    FAIL() << "no exception";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("max_in_flight"), std::string::npos) << e.what();
-  }
+  EXPECT_TRUE(weft::test::throws_containing<std::invalid_argument>(
+      [&] {
+        weft::parallel_pipeline(pool, 0, weft::stage<void, void>(StageMode::serial_in_order, [&](FlowControl& fc) {
+                                  called = true;
+                                  fc.stop();
+                                }));
+      },
+      {"max_in_flight"}));
   EXPECT_FALSE(called);
 }
 

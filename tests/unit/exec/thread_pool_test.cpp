@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "throws.hpp"
 #include "watchdog.hpp"
 #include "weft/sync/event.hpp"
 #include "weft/topo/affinity.hpp"
@@ -66,12 +67,7 @@ TEST(ThreadPool, SubmitReturnsValuesAndVoid) {
 TEST(ThreadPool, GetRethrowsTheTasksException) {
   weft::ThreadPool pool(workers(1));
   auto f = pool.submit([]() -> int { throw std::runtime_error("boom"); });
-  try {
-    f.get();
-    FAIL() << "get() did not throw";
-  } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "boom");
-  }
+  EXPECT_TRUE(weft::test::throws_what<std::runtime_error>([&] { f.get(); }, "boom")) << "from get()";
 }
 
 TEST(ThreadPool, WaitForTimesOutThenSucceeds) {
