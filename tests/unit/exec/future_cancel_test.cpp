@@ -22,9 +22,30 @@ using weft::test::Counted;
 using weft::test::Gate;
 using weft::test::workers;
 
-TEST(FutureCancel, BeforeStartTheTaskNeverRunsAndGetThrowsCancelled) {
-  weft::test::Watchdog dog("cancel before start");
-  weft::ThreadPool pool(workers(1));
+// Every test: one worker (a Gate on it keeps what is submitted queued), under
+// a watchdog named after the test; and a task body that says it started and
+// then blocks until `go`, for the tests of a task that is already running.
+class FutureCancel : public ::testing::Test {
+ protected:
+  weft::test::Watchdog dog{::testing::UnitTest::GetInstance()->current_test_info()->name()};
+  weft::Event started, go;
+  weft::ThreadPool pool{workers(1)};
+
+  void start_then_block() {
+    started.set();
+    go.wait();
+  }
+  // For a future whose task runs start_then_block(): once it has started,
+  // cancel() refuses, and the task runs to its end with `want`.
+  void expect_running_task_not_cancelled(weft::Future<int>& f, int want) {
+    started.wait();
+    EXPECT_FALSE(f.cancel());
+    go.set();
+    EXPECT_EQ(f.get(), want);
+  }
+};
+
+TEST_F(FutureCancel, BeforeStartTheTaskNeverRunsAndGetThrowsCancelled) {
   std::atomic<int> runs{0};
   Gate gate(pool, 1);
   const long live = Counted::live.load();
@@ -44,32 +65,22 @@ TEST(FutureCancel, BeforeStartTheTaskNeverRunsAndGetThrowsCancelled) {
   EXPECT_EQ(Counted::live.load(), live);
 }
 
-TEST(FutureCancel, AfterStartReturnsFalseAndTheTaskFinishes) {
-  weft::test::Watchdog dog("cancel after start");
-  weft::ThreadPool pool(workers(1));
-  weft::Event started, go;
+TEST_F(FutureCancel, AfterStartReturnsFalseAndTheTaskFinishes) {
   auto f = pool.submit([&] {
-    started.set();
-    go.wait();
+    start_then_block();
     return 5;
   });
-  started.wait();
-  EXPECT_FALSE(f.cancel());
-  go.set();
-  EXPECT_EQ(f.get(), 5);
+  expect_running_task_not_cancelled(f, 5);
 }
 
-TEST(FutureCancel, AfterDoneReturnsFalse) {
-  weft::ThreadPool pool(workers(1));
+TEST_F(FutureCancel, AfterDoneReturnsFalse) {
   auto f = pool.submit([] { return 3; });
   f.wait();
   EXPECT_FALSE(f.cancel());
   EXPECT_EQ(f.get(), 3);
 }
 
-TEST(FutureCancel, VoidFutures) {
-  weft::test::Watchdog dog("cancel a void task");
-  weft::ThreadPool pool(workers(1));
+TEST_F(FutureCancel, VoidFutures) {
   std::atomic<int> runs{0};
   Gate gate(pool, 1);
   auto f = pool.submit([&] { runs.fetch_add(1); });
@@ -80,9 +91,7 @@ TEST(FutureCancel, VoidFutures) {
   EXPECT_EQ(runs.load(), 0);
 }
 
-TEST(FutureCancel, WakesAThreadThatWaitsForTheResult) {
-  weft::test::Watchdog dog("cancel wakes a waiter");
-  weft::ThreadPool pool(workers(1));
+TEST_F(FutureCancel, WakesAThreadThatWaitsForTheResult) {
   Gate gate(pool, 1);
   auto f = pool.submit([] { return 1; });
   std::atomic<bool> woke{false};
@@ -95,14 +104,12 @@ TEST(FutureCancel, WakesAThreadThatWaitsForTheResult) {
   EXPECT_THROW(f.get(), weft::cancelled);
 }
 
-TEST(FutureCancel, InvalidFutureThrowsNoState) {
+TEST_F(FutureCancel, InvalidFutureThrowsNoState) {
   weft::Future<int> f;
   EXPECT_THROW(f.cancel(), std::future_error);
 }
 
-TEST(FutureCancel, AContinuationCanBeCancelledBeforeItsAntecedentIsDone) {
-  weft::test::Watchdog dog("cancel a continuation");
-  weft::ThreadPool pool(workers(1));
+TEST_F(FutureCancel, AContinuationCanBeCancelledBeforeItsAntecedentIsDone) {
   std::atomic<int> runs{0};
   Gate gate(pool, 1);
   const long live = Counted::live.load();
@@ -116,24 +123,15 @@ TEST(FutureCancel, AContinuationCanBeCancelledBeforeItsAntecedentIsDone) {
   EXPECT_THROW(second.get(), weft::cancelled);
 }
 
-TEST(FutureCancel, AContinuationThatStartedCannotBeCancelled) {
-  weft::test::Watchdog dog("cancel a running continuation");
-  weft::ThreadPool pool(workers(1));
-  weft::Event started, go;
+TEST_F(FutureCancel, AContinuationThatStartedCannotBeCancelled) {
   auto f = pool.submit([] { return 2; }).then([&](int x) {
-    started.set();
-    go.wait();
+    start_then_block();
     return x * 10;
   });
-  started.wait();
-  EXPECT_FALSE(f.cancel());
-  go.set();
-  EXPECT_EQ(f.get(), 20);
+  expect_running_task_not_cancelled(f, 20);
 }
 
-TEST(FutureCancel, ContinuationOfACancelledFutureSeesCancelled) {
-  weft::test::Watchdog dog("then after cancel");
-  weft::ThreadPool pool(workers(1));
+TEST_F(FutureCancel, ContinuationOfACancelledFutureSeesCancelled) {
   Gate gate(pool, 1);
   auto f = pool.submit([] { return 1; });
   ASSERT_TRUE(f.cancel());
