@@ -19,21 +19,18 @@ using weft::test::workers;
 
 TEST(ParallelFind, FirstMatchInOrderAtEveryLengthAndPosition) {
   weft::test::Watchdog dog("find lengths");
-  for (int w : {1, 2, 3}) {
-    weft::ThreadPool pool(workers(w));
-    for (std::size_t n : weft::test::kLengths) {
-      // Matches at several places (duplicates): the first one must win.
-      for (std::size_t at : {std::size_t{0}, n / 3, n / 2, n - 1, n}) {
-        std::vector<int> v(n, 0);
-        for (std::size_t i = at; i < n; i += 1 + n / 7) v[i] = 1;
-        auto is_one = [](int x) { return x == 1; };
-        EXPECT_EQ(weft::parallel_find_if(pool, v.begin(), v.end(), is_one) - v.begin(),
-                  std::find_if(v.begin(), v.end(), is_one) - v.begin())
-            << n << " elements, first match at " << at << ", " << w << " workers";
-        EXPECT_EQ(weft::parallel_any_of(pool, v.begin(), v.end(), is_one), at < n);
-      }
+  weft::test::at_every_length([](weft::ThreadPool& pool, std::size_t n, int w) {
+    // Matches at several places (duplicates): the first one must win.
+    for (std::size_t at : {std::size_t{0}, n / 3, n / 2, n - 1, n}) {
+      std::vector<int> v(n, 0);
+      for (std::size_t i = at; i < n; i += 1 + n / 7) v[i] = 1;
+      auto is_one = [](int x) { return x == 1; };
+      EXPECT_EQ(weft::parallel_find_if(pool, v.begin(), v.end(), is_one) - v.begin(),
+                std::find_if(v.begin(), v.end(), is_one) - v.begin())
+          << n << " elements, first match at " << at << ", " << w << " workers";
+      EXPECT_EQ(weft::parallel_any_of(pool, v.begin(), v.end(), is_one), at < n);
     }
-  }
+  });
 }
 
 TEST(ParallelFind, AnEarlyMatchStopsTheSearchEarly) {

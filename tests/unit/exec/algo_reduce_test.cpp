@@ -24,20 +24,17 @@ using weft::test::workers;
 
 TEST(ParallelReduce, MatchesAccumulateAtEveryLength) {
   weft::test::Watchdog dog("reduce lengths");
-  for (int w : {1, 2, 3}) {
-    weft::ThreadPool pool(workers(w));
-    for (std::size_t n : weft::test::kLengths) {
-      const auto v = weft::test::random_values(n, 1000);
-      EXPECT_EQ(weft::parallel_reduce(pool, v.begin(), v.end(), std::int64_t{5}, std::plus<>{}),
-                std::accumulate(v.begin(), v.end(), std::int64_t{5}))
-          << n << " elements, " << w << " workers";
-      EXPECT_EQ(weft::parallel_transform_reduce(pool, v.begin(), v.end(), std::int64_t{0}, std::plus<>{},
-                                                [](std::int64_t x) { return x * x; }),
-                std::transform_reduce(v.begin(), v.end(), std::int64_t{0}, std::plus<>{},
-                                      [](std::int64_t x) { return x * x; }))
-          << n << " elements, " << w << " workers";
-    }
-  }
+  weft::test::at_every_length([](weft::ThreadPool& pool, std::size_t n, int w) {
+    const auto v = weft::test::random_values(n, 1000);
+    EXPECT_EQ(weft::parallel_reduce(pool, v.begin(), v.end(), std::int64_t{5}, std::plus<>{}),
+              std::accumulate(v.begin(), v.end(), std::int64_t{5}))
+        << n << " elements, " << w << " workers";
+    EXPECT_EQ(weft::parallel_transform_reduce(pool, v.begin(), v.end(), std::int64_t{0}, std::plus<>{},
+                                              [](std::int64_t x) { return x * x; }),
+              std::transform_reduce(v.begin(), v.end(), std::int64_t{0}, std::plus<>{},
+                                    [](std::int64_t x) { return x * x; }))
+        << n << " elements, " << w << " workers";
+  });
 }
 
 // String concatenation is associative but not commutative: any swapped or

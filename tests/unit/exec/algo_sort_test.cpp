@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,22 +44,31 @@ std::vector<std::pair<const char*, Values>> shapes_for(std::size_t n, int w) {
   return shapes(n);
 }
 
+// Calls check(pool, v, where) for every shape at every length on every
+// pool (shapes_for), `where` naming the three for a failure's message; the
+// first fatal failure ends the sweep.
+template <class Check>
+void at_every_shape(const Check& check) {
+  weft::test::at_every_length([&](weft::ThreadPool& pool, std::size_t n, int w) {
+    for (const auto& [name, v] : shapes_for(n, w)) {
+      check(pool, v, std::string(name) + ", " + std::to_string(n) + " elements, " + std::to_string(w) + " workers");
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  });
+}
+
 TEST(ParallelSort, MatchesStdSortOnEveryShapeAndLength) {
   weft::test::Watchdog dog("sort shapes");
-  for (int w : {1, 2, 3}) {
-    weft::ThreadPool pool(workers(w));
-    for (std::size_t n : weft::test::kLengths)
-      for (auto& [name, v] : shapes_for(n, w)) {
-        Values want = v;
-        std::sort(want.begin(), want.end(), std::greater<>{});
-        Values got = v;
-        weft::parallel_sort(pool, got.begin(), got.end(), std::greater<>{});
-        ASSERT_EQ(got, want) << name << ", " << n << " elements, " << w << " workers, greater";
-        std::sort(want.begin(), want.end());
-        weft::parallel_sort(pool, got.begin(), got.end());
-        ASSERT_EQ(got, want) << name << ", " << n << " elements, " << w << " workers, less";
-      }
-  }
+  at_every_shape([](weft::ThreadPool& pool, const Values& v, const std::string& where) {
+    Values want = v;
+    std::sort(want.begin(), want.end(), std::greater<>{});
+    Values got = v;
+    weft::parallel_sort(pool, got.begin(), got.end(), std::greater<>{});
+    ASSERT_EQ(got, want) << where << ", greater";
+    std::sort(want.begin(), want.end());
+    weft::parallel_sort(pool, got.begin(), got.end());
+    ASSERT_EQ(got, want) << where << ", less";
+  });
 }
 
 // A key and where it came from; compared on the key alone.
@@ -71,18 +81,14 @@ constexpr auto by_key = [](const Tagged& a, const Tagged& b) { return a.key < b.
 
 TEST(ParallelStableSort, MatchesStdStableSortOnEveryShapeAndLength) {
   weft::test::Watchdog dog("stable sort shapes");
-  for (int w : {1, 2, 3}) {
-    weft::ThreadPool pool(workers(w));
-    for (std::size_t n : weft::test::kLengths)
-      for (auto& [name, v] : shapes_for(n, w)) {
-        std::vector<Tagged> in(n);
-        for (std::size_t i = 0; i < n; ++i) in[i] = {v[i] % 1000, i};
-        auto want = in;
-        std::stable_sort(want.begin(), want.end(), by_key);
-        weft::parallel_stable_sort(pool, in.begin(), in.end(), by_key);
-        ASSERT_EQ(in, want) << name << ", " << n << " elements, " << w << " workers";
-      }
-  }
+  at_every_shape([](weft::ThreadPool& pool, const Values& v, const std::string& where) {
+    std::vector<Tagged> in(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) in[i] = {v[i] % 1000, i};
+    auto want = in;
+    std::stable_sort(want.begin(), want.end(), by_key);
+    weft::parallel_stable_sort(pool, in.begin(), in.end(), by_key);
+    ASSERT_EQ(in, want) << where;
+  });
 }
 
 // Move-only, and (for the stable sort's buffer) no default constructor.

@@ -104,37 +104,34 @@ TEST(AlgoStop, ATokenNeverStoppedChangesNoResult) {
   weft::test::Watchdog dog("live tokens");
   std::stop_source live;
   const auto stop = live.get_token();
-  for (int w : {1, 2, 3}) {
-    weft::ThreadPool pool(workers(w));
-    for (std::size_t n : weft::test::kLengths) {
-      const Values v = weft::test::random_values(n, 1000);
-      EXPECT_EQ(weft::parallel_reduce(pool, v.begin(), v.end(), std::int64_t{3}, std::plus<>{}, stop),
-                std::accumulate(v.begin(), v.end(), std::int64_t{3}));
-      EXPECT_EQ(weft::parallel_reduce(pool, std::size_t{0}, n, std::size_t{0}, std::plus<>{},
-                                      [](std::size_t lo, std::size_t hi) { return hi - lo; }, 100, stop),
-                n);
-      Values got(n);
-      Values want(n);
-      std::exclusive_scan(v.begin(), v.end(), want.begin(), std::int64_t{5});
-      weft::parallel_exclusive_scan(pool, v.begin(), v.end(), got.begin(), std::int64_t{5}, stop);
-      EXPECT_EQ(got, want) << n << " elements, " << w << " workers";
-      std::inclusive_scan(v.begin(), v.end(), want.begin());
-      weft::parallel_inclusive_scan(pool, v.begin(), v.end(), got.begin(), stop);
-      EXPECT_EQ(got, want) << n << " elements, " << w << " workers";
-      want = v;
-      std::sort(want.begin(), want.end());
-      got = v;
-      weft::parallel_sort(pool, got.begin(), got.end(), stop);
-      EXPECT_EQ(got, want) << n << " elements, " << w << " workers";
-      got = v;
-      weft::parallel_stable_sort(pool, got.begin(), got.end(), std::less<>{}, stop);
-      EXPECT_EQ(got, want) << n << " elements, " << w << " workers";
-      auto is_999 = [](std::int64_t x) { return x == 999; };
-      EXPECT_EQ(weft::parallel_find_if(pool, v.begin(), v.end(), is_999, stop),
-                std::find_if(v.begin(), v.end(), is_999));
-      EXPECT_EQ(weft::parallel_any_of(pool, v.begin(), v.end(), [](std::int64_t x) { return x < 0; }, stop), false);
-    }
-  }
+  weft::test::at_every_length([&](weft::ThreadPool& pool, std::size_t n, int w) {
+    const Values v = weft::test::random_values(n, 1000);
+    EXPECT_EQ(weft::parallel_reduce(pool, v.begin(), v.end(), std::int64_t{3}, std::plus<>{}, stop),
+              std::accumulate(v.begin(), v.end(), std::int64_t{3}));
+    EXPECT_EQ(weft::parallel_reduce(pool, std::size_t{0}, n, std::size_t{0}, std::plus<>{},
+                                    [](std::size_t lo, std::size_t hi) { return hi - lo; }, 100, stop),
+              n);
+    Values got(n);
+    Values want(n);
+    std::exclusive_scan(v.begin(), v.end(), want.begin(), std::int64_t{5});
+    weft::parallel_exclusive_scan(pool, v.begin(), v.end(), got.begin(), std::int64_t{5}, stop);
+    EXPECT_EQ(got, want) << n << " elements, " << w << " workers";
+    std::inclusive_scan(v.begin(), v.end(), want.begin());
+    weft::parallel_inclusive_scan(pool, v.begin(), v.end(), got.begin(), stop);
+    EXPECT_EQ(got, want) << n << " elements, " << w << " workers";
+    want = v;
+    std::sort(want.begin(), want.end());
+    got = v;
+    weft::parallel_sort(pool, got.begin(), got.end(), stop);
+    EXPECT_EQ(got, want) << n << " elements, " << w << " workers";
+    got = v;
+    weft::parallel_stable_sort(pool, got.begin(), got.end(), std::less<>{}, stop);
+    EXPECT_EQ(got, want) << n << " elements, " << w << " workers";
+    auto is_999 = [](std::int64_t x) { return x == 999; };
+    EXPECT_EQ(weft::parallel_find_if(pool, v.begin(), v.end(), is_999, stop),
+              std::find_if(v.begin(), v.end(), is_999));
+    EXPECT_EQ(weft::parallel_any_of(pool, v.begin(), v.end(), [](std::int64_t x) { return x < 0; }, stop), false);
+  });
   EXPECT_FALSE(live.stop_requested());
 }
 
