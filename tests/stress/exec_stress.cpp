@@ -13,6 +13,7 @@
 #include "deque_race.hpp"
 #include "fork_join.hpp"
 #include "stress.hpp"
+#include "threads.hpp"
 #include "watchdog.hpp"
 #include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/parallel_for.hpp"
@@ -42,12 +43,9 @@ TEST(PoolStress, EveryPostedTaskRunsExactlyOnce) {
     weft::PoolOptions o;
     o.workers = 4;
     weft::ThreadPool pool(o);
-    std::vector<std::thread> posters;
-    for (int t = 0; t < kThreads; ++t)
-      posters.emplace_back([&, t] {
-        for (std::int64_t i = 0; i < per; ++i) pool.post(Counted(&hits[static_cast<std::size_t>(t * per + i)]));
-      });
-    for (auto& p : posters) p.join();
+    weft::test::on_threads(kThreads, [&](int t) {
+      for (std::int64_t i = 0; i < per; ++i) pool.post(Counted(&hits[static_cast<std::size_t>(t * per + i)]));
+    });
     pool.wait_idle();
     for (std::int64_t i = 0; i < per * kThreads; ++i)
       ASSERT_EQ(hits[static_cast<std::size_t>(i)].load(), 1) << "task " << i;
@@ -61,16 +59,13 @@ TEST(PoolStress, SubmitGetRoundTripsFromManyThreads) {
   weft::PoolOptions o;
   o.workers = 3;
   weft::ThreadPool pool(o);
-  std::vector<std::thread> ts;
   std::atomic<std::int64_t> sum{0};
-  for (int t = 0; t < 4; ++t)
-    ts.emplace_back([&, t] {
-      for (std::int64_t i = 0; i < per; ++i) {
-        auto f = pool.submit([i] { return i; });
-        sum.fetch_add((t % 2 ? weft::detail::get_remote(f) : f.get()), std::memory_order_relaxed);
-      }
-    });
-  for (auto& t : ts) t.join();
+  weft::test::on_threads(4, [&](int t) {
+    for (std::int64_t i = 0; i < per; ++i) {
+      auto f = pool.submit([i] { return i; });
+      sum.fetch_add((t % 2 ? weft::detail::get_remote(f) : f.get()), std::memory_order_relaxed);
+    }
+  });
   EXPECT_EQ(sum.load(), 4 * (per * (per - 1) / 2));
 }
 

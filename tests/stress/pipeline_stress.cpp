@@ -11,10 +11,10 @@
 #include <cstdint>
 #include <random>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "stress.hpp"
+#include "threads.hpp"
 #include "watchdog.hpp"
 #include "weft/exec/pipeline.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -98,20 +98,17 @@ TEST(PipelineStress, ConcurrentPipelinesOnOnePool) {
   weft::PoolOptions o;
   o.workers = 3;
   weft::ThreadPool pool(o);
-  std::vector<std::thread> callers;
-  for (int t = 0; t < kCallers; ++t)
-    callers.emplace_back([&, t] {
-      std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 11);
-      for (std::int64_t r = 0; r < rounds; ++r) {
-        const long n = static_cast<long>(rng() % 2000);
-        const long throw_at = r % 5 == 4 ? static_cast<long>(rng() % static_cast<std::uint64_t>(n + 1)) : -1;
-        if (r % 3 == 0)  // nested: the pipeline's caller is a task
-          pool.submit([&] { one_pipeline(pool, rng, n, throw_at); }).get();
-        else
-          one_pipeline(pool, rng, n, throw_at);
-      }
-    });
-  for (auto& c : callers) c.join();
+  weft::test::on_threads(kCallers, [&](int t) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 11);
+    for (std::int64_t r = 0; r < rounds; ++r) {
+      const long n = static_cast<long>(rng() % 2000);
+      const long throw_at = r % 5 == 4 ? static_cast<long>(rng() % static_cast<std::uint64_t>(n + 1)) : -1;
+      if (r % 3 == 0)  // nested: the pipeline's caller is a task
+        pool.submit([&] { one_pipeline(pool, rng, n, throw_at); }).get();
+      else
+        one_pipeline(pool, rng, n, throw_at);
+    }
+  });
 }
 
 TEST(PipelineStress, OneWorkerNested) {
