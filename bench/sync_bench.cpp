@@ -10,23 +10,31 @@ static void BM_CpuRelax(benchmark::State& state) {
 }
 BENCHMARK(BM_CpuRelax);
 
-// set + wait + reset with nobody asleep: no system call on this path.
-static void BM_EventSetWaitReset(benchmark::State& state) {
+// One thread signals a primitive of its own and consumes the signal, round
+// after round: with nobody asleep on it, no system call on this path.
+template <class Round>
+static void BM_Uncontended(benchmark::State& state) {
+  Round round;
+  for (auto _ : state) round();
+}
+
+// set + wait + reset.
+struct EventSetWaitReset {
   weft::Event e;
-  for (auto _ : state) {
+  void operator()() {
     e.set();
     e.wait();
     e.reset();
   }
-}
-BENCHMARK(BM_EventSetWaitReset);
+};
+BENCHMARK_TEMPLATE(BM_Uncontended, EventSetWaitReset);
 
-// unpark + park on one thread: the permit is there when park() looks.
-static void BM_ParkerUnparkPark(benchmark::State& state) {
+// unpark + park: the permit is there when park() looks.
+struct ParkerUnparkPark {
   weft::Parker p;
-  for (auto _ : state) {
+  void operator()() {
     p.unpark();
     p.park();
   }
-}
-BENCHMARK(BM_ParkerUnparkPark);
+};
+BENCHMARK_TEMPLATE(BM_Uncontended, ParkerUnparkPark);
