@@ -61,7 +61,8 @@ xp::Spec<ToyParams> toy_spec() {
           [](const ToyParams& p) {
             xp::Result r;
             r.experiment = "toy";
-            r.params = {{"n", p.n}, {"items", p.items}, {"reps", p.reps}};
+            // What the run resolved: its own record of a key wins.
+            r.params = {{"n", 2 * p.n}, {"workers_resolved", !p.workers.empty()}};
             return r;
           },
       .heading = [](const ToyParams& p) {
@@ -108,6 +109,24 @@ TEST(Registration, SizesAreTypedAndTheirArgumentsAreDerived) {
   // Options given on top of a level's sizes win.
   EXPECT_EQ(e.prepare(xp::Level::quick, {{"--n", {"40"}}}).heading,
             "toy n=40 items=1000 seconds=1.500000 workers=0 variants=2 reps=3");
+}
+
+TEST(Registration, ParamsRecordEveryOptionUnlessTheRunRecordedItsOwnValue) {
+  const xp::Experiment e(toy_spec());
+  const nlohmann::json params = e.prepare(xp::Level::full, {{"--items", {"77"}}}).run().params;
+  EXPECT_EQ(params.at("n"), 60) << "the run's own value, not the option's 30: " << params.dump();
+  EXPECT_EQ(params.at("items"), 77) << params.dump();
+  EXPECT_EQ(params.at("seconds"), 0.25) << params.dump();
+  EXPECT_EQ(params.at("workers"), nlohmann::json({1, 2})) << params.dump();
+  EXPECT_EQ(params.at("variants"), nlohmann::json({"b"})) << "a list of names under its plural: " << params.dump();
+  EXPECT_EQ(params.at("reps"), 5) << params.dump();
+  EXPECT_EQ(params.at("workers_resolved"), true) << params.dump();
+  EXPECT_EQ(params.size(), 7U) << params.dump();
+  EXPECT_EQ(xp::reg::param_key("--fib-n"), "fib_n");
+  EXPECT_EQ(xp::reg::param_key("--tasks,-n"), "tasks");
+  EXPECT_EQ(xp::reg::param_key("--flag,-f", true), "flags");
+  EXPECT_EQ(xp::reg::param_key("--granularity", true), "granularities");
+  EXPECT_EQ(xp::reg::param_key("--workers", true), "workers");
 }
 
 TEST(Registration, BadValuesAreRefusedNamingTheOption) {
