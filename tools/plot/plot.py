@@ -111,6 +111,21 @@ def grouped_bars(ax, groups, series, value, log=False, label=str):
         ax.set_yscale("log")
 
 
+def row_bars(ax, rs, labels, colour, ylabel, width=0.8, capsize=3, **label_style):
+    """One bar per row of rs (median, min–max whiskers) coloured colour(row),
+    named by labels under the axis."""
+    ax.bar(range(len(rs)), [r["median"] for r in rs], width, yerr=error_bars(rs), capsize=capsize,
+           color=[colour(r) for r in rs])
+    ax.set_xticks(range(len(rs)))
+    ax.set_xticklabels(labels, fontsize=8, **label_style)
+    ax.set_ylabel(ylabel)
+
+
+def serial_grey(r):
+    """The colour of a timing bar: grey for the serial baseline."""
+    return "tab:grey" if r["variant"] == "serial" else "tab:blue"
+
+
 def bars_by_variant(ax, rs, thread_label, log=False):
     """Bars of the rows rs: one cluster per variant, one bar per thread
     count, named thread_label(threads) in the legend."""
@@ -131,6 +146,22 @@ def finish(fig, ax, title, caption, xlabel, ylabel):
 def new_figure(ncols=1):
     fig, axes = plt.subplots(1, ncols, figsize=SIZE if ncols == 1 else (4.2 * ncols, 4.5), squeeze=False)
     return fig, list(axes[0])
+
+
+def per_workload(rs):
+    """A new figure with one panel per workload of the rows rs (first-seen
+    order): the figure and [(ax, workload, the workload's rows)]."""
+    workloads = ordered(r.get("workload", "?") for r in rs)
+    fig, axes = new_figure(len(workloads))
+    return fig, [(ax, w, [r for r in rs if r.get("workload", "?") == w]) for ax, w in zip(axes, workloads)]
+
+
+def shown_workers(exp):
+    """The worker count a figure of one count shows: 2 where the run measured
+    it (or names no counts), else the first it measured. report_html.cpp's
+    tables pick the same, so a figure and its table agree."""
+    workers = exp.get("params", {}).get("workers") or []
+    return 2 if 2 in workers or not workers else workers[0]
 
 
 # Each plot function draws onto a new figure and returns (fig, title, caption).
@@ -258,11 +289,7 @@ def plot_fib(results):
     labels = [r["variant"] + (f" ({r['threads']} thr)" if "threads" in r else "") +
               (f", cutoff {r['cutoff']}" if r.get("cutoff") else "") for r in rs]
     fig, (ax,) = new_figure()
-    ax.bar(range(len(rs)), [r["median"] for r in rs], yerr=error_bars(rs), capsize=3,
-           color=["tab:grey" if r["variant"] == "serial" else "tab:blue" for r in rs])
-    ax.set_xticks(range(len(rs)))
-    ax.set_xticklabels(labels, fontsize=8)
-    ax.set_ylabel("time (ms)")
+    row_bars(ax, rs, labels, serial_grey, "time (ms)")
     n = exp.get("params", {}).get("n", "?")
     title = f"Recursive fork-join fib({n}): time per run"
     ax.set_title(title)
@@ -302,16 +329,10 @@ def plot_worker_strip(results):
 def plot_pfor(results):
     exp = experiment(results, "pfor")
     rs = need_rows(exp, "ms", "no parallel_for timings")
-    workloads = ordered(r.get("workload", "?") for r in rs)
-    fig, axes = new_figure(len(workloads))
-    for ax, w in zip(axes, workloads):
-        wr = [r for r in rs if r.get("workload", "?") == w]
-        ax.bar(range(len(wr)), [r["median"] for r in wr], yerr=error_bars(wr), capsize=3,
-               color=["tab:grey" if r["variant"] == "serial" else "tab:blue" for r in wr])
-        ax.set_xticks(range(len(wr)))
-        ax.set_xticklabels([r["variant"] + (f" ({r['threads']})" if "threads" in r else "") for r in wr],
-                           fontsize=8)
-        ax.set_ylabel("time (ms)")
+    fig, panels = per_workload(rs)
+    for ax, w, wr in panels:
+        row_bars(ax, wr, [r["variant"] + (f" ({r['threads']})" if "threads" in r else "") for r in wr],
+                 serial_grey, "time (ms)")
         ax.set_title(f"{w}: {wr[0].get('note', '')}", fontsize=9)
     title = "parallel_for: time per workload"
     fig.suptitle(title)
@@ -322,8 +343,7 @@ def plot_pfor(results):
 def plot_algo(results):
     exp = experiment(results, "algo")
     rs = rows(exp, "ms")
-    workers = exp.get("params", {}).get("workers") or []
-    threads = 2 if 2 in workers or not workers else workers[0]
+    threads = shown_workers(exp)
     serial = {r.get("workload"): r["median"] for r in rs if r["variant"] == "serial"}
     parallel = [r for r in rs if r.get("threads") == threads and serial.get(r.get("workload"))]
     if not parallel:
@@ -358,19 +378,16 @@ CORO_METRICS = [("fib", "ns_per_spawn", "ns per spawn"), ("hop", "ns_per_hop", "
 
 def plot_coro(results):
     exp = experiment(results, "coro")
-    workers = exp.get("params", {}).get("workers") or []
-    threads = 2 if 2 in workers or not workers else workers[0]
+    threads = shown_workers(exp)
     panels = [(w, label, rows(exp, metric, workload=w, threads=threads)) for w, metric, label in CORO_METRICS]
     panels = [p for p in panels if p[2]]
     if not panels:
         raise Skip(f"no coro rows measured at {threads} workers")
     fig, axes = new_figure(len(panels))
     for ax, (w, label, rs) in zip(axes, panels):
-        ax.bar(range(len(rs)), [r["median"] for r in rs], 0.6, yerr=error_bars(rs), capsize=2,
-               color=["tab:blue" if r["variant"].startswith("weft") else "tab:orange" for r in rs])
-        ax.set_xticks(range(len(rs)))
-        ax.set_xticklabels([r["variant"] for r in rs], rotation=30, ha="right", fontsize=8)
-        ax.set_ylabel(label)
+        row_bars(ax, rs, [r["variant"] for r in rs],
+                 lambda r: "tab:blue" if r["variant"].startswith("weft") else "tab:orange",
+                 label, width=0.6, capsize=2, rotation=30, ha="right")
         ax.set_title(w, fontsize=9)
     title = f"Coroutines, futures and cancellation at {threads} workers: weft against oneTBB and Asio"
     fig.suptitle(title, fontsize=10)
@@ -385,10 +402,8 @@ def plot_scale(results):
     rs = need_rows(exp, "speedup", "no speed-up rows (no 1-worker run measured)")
     params = exp.get("params", {})
     cpus = params.get("cpus") or len(exp.get("machine", {}).get("allowed_cpus", [])) or 1
-    workloads = ordered(r.get("workload", "?") for r in rs)
-    fig, axes = new_figure(len(workloads))
-    for ax, w in zip(axes, workloads):
-        wr = [r for r in rs if r.get("workload", "?") == w]
+    fig, panels = per_workload(rs)
+    for ax, w, wr in panels:
         counts = sorted(ordered(r["threads"] for r in wr))
         ideal = [min(t, cpus) for t in counts]
         ax.plot(counts, ideal, linestyle="--", color="tab:grey", linewidth=1, label=f"ideal ({cpus} CPUs)")

@@ -505,15 +505,22 @@ void explain_idle(Page& pg) {
 
 // ---- weft's own: the parallel algorithms -----------------------------------
 
+// The worker count a table of one count shows: 2 where the run measured it
+// (or its params name no counts), else the first it measured. plot.py's
+// figures pick the same, so a table and its figure agree.
+int shown_workers(const json& params) {
+  const json workers = params.value("workers", json::array());
+  const bool has_two = std::find(workers.begin(), workers.end(), json(2)) != workers.end();
+  return has_two || workers.empty() ? 2 : workers.front().get<int>();
+}
+
 // The algorithms' times per workload at one worker count (the goals are
 // in the experiment's block, from its ratios).
 void explain_algo(Page& pg) {
   const json* algo = experiment(pg.results, "algo");
   if (!usable(algo)) return;
   const json params = algo->value("params", json::object());
-  const json workers = params.value("workers", json::array());
-  const bool has_two = std::find(workers.begin(), workers.end(), json(2)) != workers.end();
-  const int t = has_two || workers.empty() ? 2 : workers.front().get<int>();
+  const int t = shown_workers(params);
   const auto ms = [&](const std::string& variant, const std::string& w) {
     return variant == "serial" ? median(algo, variant, "ms", {{"workload", w}})
                                : median(algo, variant, "ms", {{"workload", w}, {"threads", t}});
@@ -547,9 +554,7 @@ void explain_coro(Page& pg) {
   const json* coro = experiment(pg.results, "coro");
   if (!usable(coro)) return;
   const json params = coro->value("params", json::object());
-  const json workers = params.value("workers", json::array());
-  const bool has_two = std::find(workers.begin(), workers.end(), json(2)) != workers.end();
-  const int t = has_two || workers.empty() ? 2 : workers.front().get<int>();
+  const int t = shown_workers(params);
   static const std::pair<const char*, const char*> kMetrics[] = {
       {"fib", "ns_per_spawn"}, {"hop", "ns_per_hop"}, {"fan-in", "us_per_fan_in"}, {"cancel", "cancel_ms"}};
   // The variants this run chose, in the experiment's order (its params).
