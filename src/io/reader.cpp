@@ -24,7 +24,7 @@ constexpr std::string_view kWho = "Reader";
 }  // namespace
 
 Reader::Reader(int fd, std::string name, std::size_t buffer_size)
-    : name_(std::move(name)), capacity_(buffer_size), fd_(fd) {
+    : BufferedFd(std::move(name), buffer_size, fd) {
   buffer_ = detail::io_buffer(fd_, buffer_size, kWho, name_);
   pos_ = end_ = buffer_.get();
 }
@@ -32,7 +32,8 @@ Reader::Reader(int fd, std::string name, std::size_t buffer_size)
 // The name is built before the file is opened: were it built after, a
 // failed allocation would leave the open descriptor to no one.
 Reader::Reader(const std::filesystem::path& path, std::size_t buffer_size)
-    : name_(path.string()), capacity_(buffer_size), fd_(detail::io_open(name_, O_RDONLY, kWho, "open")) {
+    : BufferedFd(path.string(), buffer_size, -1) {
+  fd_ = detail::io_open(name_, O_RDONLY, kWho, "open");
   buffer_ = detail::io_buffer(fd_, buffer_size, kWho, name_);
   pos_ = end_ = buffer_.get();
   // read(2) on a directory fails only at the first read, with a bare EISDIR;
@@ -60,12 +61,7 @@ Reader Reader::adopt(int fd, std::string name, std::size_t buffer_size) {
 }
 
 Reader::Reader(Reader&& other) noexcept
-    : name_(std::move(other.name_)),
-      buffer_(std::move(other.buffer_)),
-      capacity_(std::exchange(other.capacity_, 0)),
-      pos_(std::exchange(other.pos_, nullptr)),
-      end_(std::exchange(other.end_, nullptr)),
-      fd_(std::exchange(other.fd_, -1)),
+    : BufferedFd(std::move(other)),
       bytes_read_(std::exchange(other.bytes_read_, 0)),
       size_at_open_(std::exchange(other.size_at_open_, 0)),
       check_shrink_(std::exchange(other.check_shrink_, false)) {}
@@ -73,12 +69,7 @@ Reader::Reader(Reader&& other) noexcept
 Reader& Reader::operator=(Reader&& other) noexcept {
   if (this != &other) {
     close();
-    name_ = std::move(other.name_);
-    buffer_ = std::move(other.buffer_);
-    capacity_ = std::exchange(other.capacity_, 0);
-    pos_ = std::exchange(other.pos_, nullptr);
-    end_ = std::exchange(other.end_, nullptr);
-    fd_ = std::exchange(other.fd_, -1);
+    BufferedFd::operator=(std::move(other));
     bytes_read_ = std::exchange(other.bytes_read_, 0);
     size_at_open_ = std::exchange(other.size_at_open_, 0);
     check_shrink_ = std::exchange(other.check_shrink_, false);

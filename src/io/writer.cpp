@@ -22,7 +22,7 @@ constexpr std::string_view kUnreported = "weft::Writer destroyed with an unrepor
 }  // namespace
 
 Writer::Writer(int fd, std::string name, std::size_t buffer_size)
-    : name_(std::move(name)), capacity_(buffer_size), fd_(fd) {
+    : BufferedFd(std::move(name), buffer_size, fd) {
   buffer_ = detail::io_buffer(fd_, buffer_size, kWho, name_);
   pos_ = buffer_.get();
   end_ = pos_ + capacity_;
@@ -50,24 +50,14 @@ Writer Writer::adopt(int fd, std::string name, std::size_t buffer_size) {
 }
 
 Writer::Writer(Writer&& other) noexcept
-    : name_(std::move(other.name_)),
-      buffer_(std::move(other.buffer_)),
-      capacity_(std::exchange(other.capacity_, 0)),
-      pos_(std::exchange(other.pos_, nullptr)),
-      end_(std::exchange(other.end_, nullptr)),
-      fd_(std::exchange(other.fd_, -1)),
+    : BufferedFd(std::move(other)),
       error_(std::exchange(other.error_, 0)),
       written_(std::exchange(other.written_, 0)) {}
 
 Writer& Writer::operator=(Writer&& other) noexcept {
   if (this != &other) {
     finish();
-    name_ = std::move(other.name_);
-    buffer_ = std::move(other.buffer_);
-    capacity_ = std::exchange(other.capacity_, 0);
-    pos_ = std::exchange(other.pos_, nullptr);
-    end_ = std::exchange(other.end_, nullptr);
-    fd_ = std::exchange(other.fd_, -1);
+    BufferedFd::operator=(std::move(other));
     error_ = std::exchange(other.error_, 0);
     written_ = std::exchange(other.written_, 0);
   }

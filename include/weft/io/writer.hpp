@@ -43,11 +43,13 @@
 #include <string_view>
 #include <system_error>
 
+#include "weft/io/reader.hpp"  // detail::BufferedFd, Writer's base too
+
 namespace weft {
 
 /// A file written through its own buffer, without stdio's locks; every
 /// error names the file (this file's opening comment has the contract).
-class Writer {
+class Writer : private detail::BufferedFd<std::byte> {
  public:
   static constexpr std::size_t kDefaultBufferSize = std::size_t{64} * 1024;  ///< 64 KiB
 
@@ -163,12 +165,6 @@ class Writer {
   // The destructor's flush + close; failures go to the handler.
   void finish() noexcept;
 
-  std::string name_;
-  std::unique_ptr<std::byte[]> buffer_;
-  std::size_t capacity_ = 0;
-  std::byte* pos_ = nullptr;  // end of the buffered bytes
-  std::byte* end_ = nullptr;  // end of the buffer
-  int fd_ = -1;
   int error_ = 0;  // errno of the first failed write; sticky
   std::uint64_t written_ = 0;
 };
