@@ -109,6 +109,20 @@ std::optional<double> median(const json* e, const std::string& variant, const st
   return std::nullopt;
 }
 
+// The worker counts ("threads") of e's rows, and `also`, ascending and each
+// once; only rows of `metric`, unless it is empty. Just `also` when e is
+// not usable.
+std::vector<int> thread_counts(const json* e, const std::string& metric, std::initializer_list<int> also = {}) {
+  std::vector<int> out(also);
+  if (usable(e))
+    for (const auto& r : e->value("results", json::array()))
+      if ((metric.empty() || r.value("metric", std::string()) == metric) && r.contains("threads"))
+        out.push_back(r["threads"].get<int>());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::string ratio_text(const std::optional<double>& num_v, const std::optional<double>& den_v) {
   if (!num_v || !den_v || *den_v == 0) return "—";
   return num(*num_v / *den_v) + "×";
@@ -346,13 +360,7 @@ void compare_tasks(Page& pg, const json& article) {
                                                                   : std::nullopt;
     t.row({v, "", num_or_dash(a), num_or_dash(median(tasks, v, "tasks_per_s"))});
   }
-  std::vector<int> workers;
-  if (usable(tasks))
-    for (const auto& r : tasks->value("results", json::array()))
-      if (r.contains("threads")) workers.push_back(r["threads"].get<int>());
-  for (const char* w : {"1", "2", "4", "8", "16"}) workers.push_back(std::stoi(w));
-  std::sort(workers.begin(), workers.end());
-  workers.erase(std::unique(workers.begin(), workers.end()), workers.end());
+  const std::vector<int> workers = thread_counts(tasks, "", {1, 2, 4, 8, 16});
   for (const char* v : {"article-pool", "article-pool-future", "weft-post", "weft-submit-get-remote"}) {
     for (const int w : workers) {
       std::optional<double> a;
@@ -396,12 +404,7 @@ void compare_ders(Page& pg, const json& article) {
   const json* alloc = experiment(pg.results, "alloc");
   const json* io = experiment(pg.results, "io");
   Table t({"figure", "threads", "article", "here"});
-  std::vector<int> threads;
-  if (usable(alloc))
-    for (const auto& r : alloc->value("results", json::array()))
-      if (r.value("metric", std::string()) == "seconds" && r.contains("threads")) threads.push_back(r["threads"]);
-  std::sort(threads.begin(), threads.end());
-  threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+  const std::vector<int> threads = thread_counts(alloc, "seconds");
   for (const int n : threads)
     t.row({"std::allocator (glibc) time / per-thread allocator (weft) time", std::to_string(n),
            published_text(article, {"summary", "alloc_speedup", n == 1 ? "one thread" : "more threads"}),
@@ -413,13 +416,7 @@ void compare_ders(Page& pg, const json& article) {
     t.row({"scalability t(N)/t(1)/N, weft", std::to_string(n), published_text(article, {"summary", "scalability", "ders"}),
            num_or_dash(median(alloc, "weft", "scalability", {{"threads", n}}))});
   }
-  std::vector<int> copies;
-  if (usable(io))
-    for (const auto& r : io->value("results", json::array()))
-      if (r.contains("threads")) copies.push_back(r["threads"]);
-  std::sort(copies.begin(), copies.end());
-  copies.erase(std::unique(copies.begin(), copies.end()), copies.end());
-  for (const int n : copies)
+  for (const int n : thread_counts(io, ""))
     t.row({"byte-by-byte copy: weft-bytes / fgetc+fputc", std::to_string(n),
            published_text(article, {"summary", "file_speedup", n == 1 ? "one thread" : "more threads"}),
            ratio_text(median(io, "weft-bytes", "mb_per_s", {{"threads", n}}), median(io, "fgetc", "mb_per_s", {{"threads", n}}))});
