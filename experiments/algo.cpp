@@ -961,9 +961,7 @@ Result run_algo(const AlgoParams& p) {
 namespace {
 
 void print_compare(const Result& r) {
-  print_weft_over_tbb(
-      r, [](Key k, const Row& row) { return k.workload(row.labels.workload.value_or("")); },
-      [](const Row& row) { return fmt::format("{:<17} {} workers", row.labels.workload.value_or(""), row.threads); });
+  print_weft_over_tbb_per_workload(r, 17);
   print_goals(r, 58);
 }
 

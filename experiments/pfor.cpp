@@ -197,11 +197,7 @@ Result run_pfor(const PforParams& p) {
 // The registration: `weft pfor`, its sizes in the report, its figures.
 namespace {
 
-void print_compare(const Result& r) {
-  print_weft_over_tbb(
-      r, [](Key k, const Row& row) { return k.workload(row.labels.workload.value_or("")); },
-      [](const Row& row) { return fmt::format("{:<5} {} threads", row.labels.workload.value_or(""), row.threads); });
-}
+void print_compare(const Result& r) { print_weft_over_tbb_per_workload(r, 5, "threads"); }
 
 const Register<PforParams> reg{{
     .name = "pfor",

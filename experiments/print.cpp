@@ -100,6 +100,14 @@ void print_weft_over_tbb(const Result& r, const std::function<Key(Key, const Row
   if (!any) fmt::print("  (no pair measured)\n");
 }
 
+void print_weft_over_tbb_per_workload(const Result& r, int width, const char* noun) {
+  print_weft_over_tbb(
+      r, [](Key k, const Row& row) { return k.workload(row.labels.workload.value_or("")); },
+      [&](const Row& row) {
+        return fmt::format("{:<{}} {} {}", row.labels.workload.value_or(""), width, row.threads, noun);
+      });
+}
+
 void print_ratios(const Result& r, const std::string& heading, int width) {
   const auto& ratios = r.extra.value("ratios", nlohmann::json::array());
   if (ratios.empty()) return;

@@ -528,9 +528,7 @@ namespace {
 constexpr long long kMaxWorkers = 256;
 
 void print_compare(const Result& r) {
-  print_weft_over_tbb(
-      r, [](Key k, const Row& row) { return k.workload(row.labels.workload.value_or("")); },
-      [](const Row& row) { return fmt::format("{:<6} {} workers", row.labels.workload.value_or(""), row.threads); });
+  print_weft_over_tbb_per_workload(r, 6);
   print_ratios(r, "Goals:", 58);
 }
 

@@ -26,6 +26,8 @@ void emit(const Result& r, bool json, const std::string& title, const std::funct
 // `label` names the pair.
 void print_weft_over_tbb(const Result& r, const std::function<Key(Key, const Row&)>& qualify,
                          const std::function<std::string(const Row&)>& label);
+// The same, paired by workload: "<workload, `width` wide> <n> <noun>".
+void print_weft_over_tbb_per_workload(const Result& r, int width, const char* noun = "workers");
 
 // An experiment's "ratios" list (extra.ratios: what, value, goal) under
 // `heading`, names padded to `width`.
