@@ -498,6 +498,11 @@ void run_suite_child(const std::string& spec) {
     throw std::invalid_argument("suite: bad --internal-child spec '" + spec + "'");
   Work w = make_inputs(workload, p);  // the child needs no task count
   OmpTeamSeen team;
+  // weft's topology is discovered once per process (hwloc's discovery, with
+  // the I/O plugins hwloc loads for it, peaks about 2 MB above what it
+  // keeps): done here, before the reset, so that the peak is the run's own
+  // and not a one-time cost of the process, whichever variant runs.
+  (void)Topology::instance();
   // The peak from here on: what starting the CLI touched and gave back
   // (parsing, the topology) would otherwise hide a smaller run's peak.
   // Writing 5 to clear_refs resets VmHWM to the current RSS (Linux 4.0+).
