@@ -43,7 +43,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "weft/io/reader.hpp"  // detail::BufferedFd, Writer's base too
+#include "weft/detail/io/buffered_fd.hpp"
 
 namespace weft {
 
