@@ -180,6 +180,16 @@ struct GraphState {
   static constexpr std::uint32_t kSourceGrain = 16;
   std::vector<SourceRange> ranges;
   bool frozen = false;
+  bool has_conditions = false;  // laid out by freeze()
+  // Every node's join counter holds its strong_preds, so start_repetition()
+  // need not walk the nodes to reset them. True after a repetition in which
+  // every node ran (a node resets its own counter as it starts): one that
+  // neither failed nor was stopped, of a graph without condition nodes (a
+  // condition leaves the branches it did not pick with counters part-way
+  // down). Only the thread that finishes a repetition writes it and only the
+  // one that starts the next reads it: pending's last acq_rel decrement, or
+  // `mu` between two requests, orders the two.
+  bool counters_ready = false;
 
   std::mutex mu;  // the queue
   // kBusy: a run is queued or running (the builders' check; the destructor
@@ -247,6 +257,7 @@ struct GraphState {
   static void discard_range(TaskNode* t) noexcept;
   void lay_out_ranges();
   std::size_t run_chain(GraphNodeData* n, std::size_t& credit) noexcept;
+  std::size_t run_own_pushed(std::size_t& credit, std::size_t& tasks) noexcept;
   GraphNodeData* run_node(GraphNodeData& n, std::size_t& credit);
   // Hands back `credit` counts of pending (nodes this thread finished).
   void release(std::size_t credit) noexcept {
@@ -341,9 +352,11 @@ void GraphState::freeze() {
   sources.clear();
   // Predecessor counts, and the condition nodes before each node.
   std::vector<std::vector<const GraphNodeData*>> weak(nodes.size());
+  has_conditions = false;
   for (GraphNodeData& n : nodes) {
     n.strong_preds = 0;
     n.label = n.name.empty() ? -1 : intern_trace_label(n.name);
+    has_conditions = has_conditions || n.kind == GraphNodeKind::condition;
   }
   for (const GraphNodeData& n : nodes) {
     for (GraphNodeData* s : n.succ) {
@@ -367,6 +380,7 @@ void GraphState::freeze() {
   if (sources.empty() && !nodes.empty())
     throw std::invalid_argument(who() + ": no node can start (every node waits for a condition node)");
   lay_out_ranges();
+  counters_ready = false;
   frozen = true;
 }
 
@@ -491,8 +505,10 @@ void GraphState::refused_start() noexcept {
 void GraphState::start_repetition() {
   // relaxed: the pushes below publish these writes to every node of the run,
   // and the previous run's nodes have all finished (pending reached 0).
-  for (GraphNodeData& n : nodes)
-    if (n.strong_preds > 1) n.join.store(n.strong_preds, std::memory_order_relaxed);
+  if (!counters_ready)
+    for (GraphNodeData& n : nodes)
+      if (n.strong_preds > 1) n.join.store(n.strong_preds, std::memory_order_relaxed);
+  counters_ready = false;  // until this repetition has run every node
   reset_outcome();
   // relaxed: set before any source is pushed (the push publishes it); set to
   // the whole count first so a source that finishes at once cannot end the run.
@@ -527,11 +543,12 @@ void GraphState::discard_range(TaskNode* t) noexcept {
 }
 
 namespace {
-// `ran` nodes ran inside one pool task (a chain, a range of sources): the
-// pool counted the task, stats() counts every node (tasks_run).
-void count_inside_one_task(std::size_t ran) noexcept {
+// `ran` nodes ran inside `tasks` pool tasks (a chain, a range of sources,
+// the nodes taken back): the pool counted the tasks, stats() counts every
+// node (tasks_run).
+void count_inside_tasks(std::size_t ran, std::size_t tasks) noexcept {
   Worker* w = this_worker().worker;
-  if (ran > 1 && w != nullptr) bump(w->counters.handed_on, ran - 1);
+  if (ran > tasks && w != nullptr) bump(w->counters.handed_on, ran - tasks);
 }
 }  // namespace
 
@@ -542,9 +559,10 @@ void GraphState::execute_range(TaskNode* t) noexcept {
     g.schedule(&g.ranges[static_cast<std::size_t>(r->right)]);
     r = &g.ranges[static_cast<std::size_t>(r->left)];
   }
-  std::size_t credit = 0, ran = 0;
+  std::size_t credit = 0, ran = 0, tasks = 1;
   for (std::uint32_t i = r->lo; i < r->hi; ++i) ran += g.run_chain(g.sources[i], credit);
-  count_inside_one_task(ran);
+  ran += g.run_own_pushed(credit, tasks);
+  count_inside_tasks(ran, tasks);
   g.release(credit);
 }
 
@@ -597,9 +615,37 @@ GraphNodeData* GraphState::run_node(GraphNodeData& n, std::size_t& credit) {
 void GraphState::execute(TaskNode* t) noexcept {
   auto* n = static_cast<GraphNodeData*>(t);
   GraphState& g = *n->graph;
-  std::size_t credit = 0;
-  count_inside_one_task(g.run_chain(n, credit));
+  std::size_t credit = 0, tasks = 1;
+  std::size_t ran = g.run_chain(n, credit);
+  ran += g.run_own_pushed(credit, tasks);
+  count_inside_tasks(ran, tasks);
   g.release(credit);
+}
+
+// After its own chains, a task takes back the nodes of this graph that this
+// worker pushed and no thief took (its deque's newest first) and runs their
+// chains too, with the same credit: one release at the end of the task
+// instead of one per node task (pending's line is shared by every worker),
+// and no trip through the pool per node. Returns the nodes run; `tasks`
+// counts the tasks taken. A node's count in pending was paid when it was
+// pushed, so running it under this task's credit keeps the books (see
+// run_chain); keeping the counts longer only delays the end of the run, to
+// this task's release.
+std::size_t GraphState::run_own_pushed(std::size_t& credit, std::size_t& tasks) noexcept {
+  WorkerContext& c = this_worker();
+  if (c.worker == nullptr || c.pool != pool) return 0;
+  std::size_t ran = 0;
+  const auto ours = [this](const TaskNode* x) {
+    return x->execute == &execute && static_cast<const GraphNodeData*>(x)->graph == this;
+  };
+  while (TaskNode* t = c.worker->source.deque.pop_if(ours)) {
+    // Counted before it runs, inside the running task (as a join's taken-back
+    // child is): the pool never looks idle meanwhile.
+    count_completed(c.worker->completed);
+    ++tasks;
+    ran += run_chain(static_cast<GraphNodeData*>(t), credit);
+  }
+  return ran;
 }
 
 // Runs `n` and the successors each hands on to this thread; returns how
@@ -649,6 +695,7 @@ void GraphState::finish_repetition() {
   // every node's writes of these (each before its own decrement).
   const bool failed_now = failed.load(std::memory_order_relaxed);
   const bool skipped_now = skipped.load(std::memory_order_relaxed);
+  counters_ready = !failed_now && !skipped_now && !has_conditions;
   if (!failed_now && !skipped_now && --r.reps > 0) {
     start_repetition();
     return;

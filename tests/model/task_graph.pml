@@ -17,10 +17,13 @@
  *
  *   caller:   under the graph's mutex, append the request; the caller that
  *             found the queue empty starts the run (start_repetition).
- *   start_repetition: A's join = 2, pending = 2 (the sources), push the
- *             range task.
+ *   start_repetition: unless the counters are ready, A's and C's join = 2;
+ *             then not ready; pending = 2 (the sources), push the range
+ *             task.
  *   a task:   runs a chain per node it holds (the range: S1's, then S2's;
  *             a node task: its node's), with one `credit` for the task:
+ *             - a node with a join counter sets it back to 2 as it starts
+ *               (its predecessors have all finished);
  *             - run the node (here: check that each predecessor finished in
  *               this repetition and that the node has not run in it, then
  *               record it);
@@ -30,9 +33,16 @@
  *               takes over the node's count; each other one is paid for from
  *               credit if credit > 0, else by pending + 1, then pushed;
  *             - a node with no `next` leaves its count as credit + 1.
+ *             - after its chains, the task may take further node tasks
+ *               (the code: the newest nodes of the graph its worker pushed
+ *               and no thief took) and run their chains with the same
+ *               credit.
  *             At the task's end: pending - credit in one RMW; if that
  *             brought it to 0, finish.
- *   finish:   the thread that brought pending to 0: another repetition of
+ *   finish:   the thread that brought pending to 0: the counters are ready
+ *             (every node ran, and set its own back as it started: the
+ *             code's rule for a repetition that neither failed nor was
+ *             stopped, of a graph without condition nodes); another repetition of
  *             the same request, or (under the mutex) pop the request,
  *             complete its future, and start the next request if any.
  *
@@ -49,6 +59,12 @@
  * -DBROKEN_JOIN: a join is decremented and then read in two steps (a load
  * after the decrement instead of fetch_sub's result): both of A's
  * predecessors can read 0, and A runs twice.
+ * -DBROKEN_TAKE_ANEW: a node task taken back starts a credit of its own and
+ * drops the task's (as if the counts went with the task that ended): pending
+ * never reaches 0 and the run never ends.
+ * -DBROKEN_STALE_COUNTER: a node does not set its counter back as it starts,
+ * and start_repetition still skips the reset after a whole repetition: the
+ * next repetition finds A's counter at 0, never readies A, and never ends.
  */
 #ifndef W
 #define W 2
@@ -70,6 +86,7 @@ byte reps_left;    /* of the front request */
 byte finished[N];  /* the repetition each node last finished in */
 byte runs_of[N];   /* how many times each node ran */
 byte completed;    /* requests whose future completed */
+bool ready_counters; /* every join counter holds 2 (start_repetition may skip the reset) */
 bool mu;           /* the graph's mutex */
 chan bag = [N + 2] of { byte };
 
@@ -77,8 +94,11 @@ inline lock() { atomic { !mu -> mu = true } }
 inline unlock() { mu = false }
 
 inline start_repetition() {
-  join[2] = 2;
-  join[4] = 2;
+  if
+  :: !ready_counters -> join[2] = 2; join[4] = 2
+  :: else -> skip
+  fi;
+  ready_counters = false;
   rep++;
   pending = 2;
   bag!RANGE
@@ -132,6 +152,12 @@ inline run_chain(first) {
      :: else -> skip
      fi;
      assert(finished[n] != r);
+#ifndef BROKEN_STALE_COUNTER
+     if
+     :: n == 2 || n == 4 -> join[n] = 2
+     :: else -> skip
+     fi;
+#endif
      finished[n] = r;
      runs_of[n]++;
      next = 255;
@@ -153,6 +179,7 @@ inline finish() {
   /* the repetition is whole: every node ran in it */
   assert(finished[0] == rep && finished[1] == rep && finished[2] == rep && finished[3] == rep &&
          finished[4] == rep);
+  ready_counters = true;
   reps_left--;
   if
   :: reps_left > 0 -> start_repetition()
@@ -180,7 +207,7 @@ inline release() {
 
 proctype worker() {
   byte t, n, next, r, credit;
-  bool last, zero, more;
+  bool last, zero, more, took;
 end:
   do
   :: bag?t ->
@@ -189,6 +216,25 @@ end:
      :: t == RANGE -> run_chain(0); run_chain(1)
      :: else -> run_chain(t)
      fi;
+     /* take back node tasks and run them under this task's credit */
+     do
+     :: atomic {
+          nempty(bag) -> bag?<t>;
+          if
+          :: t != RANGE -> bag?t; took = true
+          :: else -> took = false
+          fi
+        };
+        if
+        :: took ->
+#ifdef BROKEN_TAKE_ANEW
+           credit = 0;
+#endif
+           run_chain(t)
+        :: else -> break
+        fi
+     :: true -> break
+     od;
      release()
   od
 }

@@ -192,6 +192,44 @@ TEST(TaskGraph, AThrowingNodeSkipsWhatHasNotStartedAndTheGraphRunsAgain) {
   EXPECT_EQ(after.load(), 2);
 }
 
+// A join whose predecessors did not all run (a failed run, a branch a
+// condition did not pick) waits for all of them again on the next run.
+TEST(TaskGraph, AJoinLeftPartWayByAFailedRunWaitsForEveryPredecessorOnTheNext) {
+  weft::ThreadPool pool(workers(1));  // one worker: the sources run in order, b first
+  weft::TaskGraph g;
+  std::atomic<long> clock{0};
+  std::atomic<bool> fail{true};
+  Probe a, b, x;
+  weft::GraphNode nb = g.emplace([&] { b.hit(clock); });
+  weft::GraphNode na = g.emplace([&] {
+    if (fail.load()) throw std::runtime_error("a failed");
+    a.hit(clock);
+  });
+  weft::GraphNode nx = g.emplace([&] { x.hit(clock); });
+  nx.succeed(na, nb);
+  EXPECT_TRUE(weft::test::throws_what<std::runtime_error>([&] { g.run(pool).get(); }, "a failed"));
+  EXPECT_EQ(x.runs.load(), 0);
+  fail = false;
+  g.run_n(pool, 3).get();
+  EXPECT_EQ(x.runs.load(), 3);
+  EXPECT_LT(a.at.load(), x.at.load()) << "x ran before a, its other predecessor, finished";
+}
+
+TEST(TaskGraph, AJoinLeftPartWayByAConditionWaitsForEveryPredecessorOnTheNextRun) {
+  weft::ThreadPool pool(workers(2));
+  weft::TaskGraph g;
+  std::atomic<int> taken{0}, not_taken{0}, joined{0};
+  weft::GraphNode pick = g.emplace_condition([] { return 0; });
+  weft::GraphNode yes = g.emplace([&] { taken.fetch_add(1); });
+  weft::GraphNode no = g.emplace([&] { not_taken.fetch_add(1); });
+  pick.precede(yes, no);
+  g.emplace([&] { joined.fetch_add(1); }).succeed(yes, no);
+  g.run_n(pool, 5).get();
+  EXPECT_EQ(taken.load(), 5);
+  EXPECT_EQ(not_taken.load(), 0);
+  EXPECT_EQ(joined.load(), 0) << "the join ran with one of its two predecessors never run";
+}
+
 TEST(TaskGraph, AStopSkipsTheNodesNotStartedAndTheRunIsCancelled) {
   weft::test::Watchdog dog("graph stop");
   weft::ThreadPool pool(workers(1));
@@ -393,6 +431,25 @@ TEST(TaskGraph, EveryNodeCountsAsATaskInStats) {
   pool.wait_idle();
   EXPECT_EQ(ran.load(), 1500 + 800);
   EXPECT_GE(pool.stats().total.tasks_run - before_wide, 800U);
+
+  // A binary tree: each node pushes its second child, which the task that
+  // pushed it takes back and runs itself (one worker: no thief). Each node
+  // is still counted once: not zero times, and not once as a taken-back
+  // task and again as a node run inside a task.
+  weft::TaskGraph tree;
+  std::vector<weft::GraphNode> nodes{tree.emplace([&] { ran.fetch_add(1); })};
+  for (std::size_t i = 1; i < 511; ++i) {
+    nodes.push_back(tree.emplace([&] { ran.fetch_add(1); }));
+    nodes[(i - 1) / 2].precede(nodes[i]);
+  }
+  pool.wait_idle();
+  const std::uint64_t before_tree = pool.stats().total.tasks_run;
+  tree.run_n(pool, 2).get();
+  pool.wait_idle();
+  EXPECT_EQ(ran.load(), 1500 + 800 + 1022);
+  const std::uint64_t counted = pool.stats().total.tasks_run - before_tree;
+  EXPECT_GE(counted, 1022U);
+  EXPECT_LE(counted, 1022U + 2 * 4) << "a few tasks per run besides the nodes (its start, its future)";
 }
 
 TEST(TaskGraph, DumpWritesDotWithTheNames) {
