@@ -5,7 +5,8 @@
 //
 // A run ("repetition") of the graph at the front of the queue:
 //   start:    every join = its node's strong predecessors (nodes with one
-//             have no counter: their predecessor readies them directly);
+//             have no counter: their predecessor readies them directly),
+//             unless the last repetition left them so (counters_ready);
 //             pending = the number of sources; push the root of the sources'
 //             range tree.
 //   a task:   a range pushes its right half and goes on with its left until
@@ -16,8 +17,11 @@
 //             picked): the first runs next on this thread and takes over the
 //             node's count in pending; each other one is paid for from the
 //             task's `credit` or by pending + 1, then pushed. A node with no
-//             successor run next leaves its count as credit + 1. The task
-//             ends with pending - credit.
+//             successor run next leaves its count as credit + 1. A node sets
+//             its own join back as it starts. After its chains the task takes
+//             back the nodes it pushed that are still at its deque's bottom
+//             and runs their chains on the same credit; it ends with pending
+//             - credit.
 //   pending reaches 0: nothing of the run is queued or running, and no
 //             thread holds a count. The thread that brought it there starts
 //             the next repetition, or pops the request, completes its future
@@ -186,9 +190,10 @@ struct GraphState {
   // every node ran (a node resets its own counter as it starts): one that
   // neither failed nor was stopped, of a graph without condition nodes (a
   // condition leaves the branches it did not pick with counters part-way
-  // down). Only the thread that finishes a repetition writes it and only the
-  // one that starts the next reads it: pending's last acq_rel decrement, or
-  // `mu` between two requests, orders the two.
+  // down). Written by freeze() (a builder, no run queued), by the thread that
+  // starts a repetition and by the one that finishes it, read by the one that
+  // starts the next: the pushes that start a run, pending's last acq_rel
+  // decrement, and `mu` between two requests order them.
   bool counters_ready = false;
 
   std::mutex mu;  // the queue
@@ -256,9 +261,11 @@ struct GraphState {
   static void execute_range(TaskNode* t) noexcept;
   static void discard_range(TaskNode* t) noexcept;
   void lay_out_ranges();
-  std::size_t run_chain(GraphNodeData* n, std::size_t& credit) noexcept;
-  std::size_t run_own_pushed(std::size_t& credit, std::size_t& tasks) noexcept;
-  GraphNodeData* run_node(GraphNodeData& n, std::size_t& credit);
+  struct TaskBooks;
+  void run_chain(GraphNodeData* n, TaskBooks& books) noexcept;
+  void run_own_pushed(TaskBooks& books) noexcept;
+  void end_task(TaskBooks& books) noexcept;
+  GraphNodeData* run_node(GraphNodeData& n, TaskBooks& books);
   // Hands back `credit` counts of pending (nodes this thread finished).
   void release(std::size_t credit) noexcept {
     // acq_rel: release publishes the finished nodes' writes (and `error`)
@@ -542,15 +549,29 @@ void GraphState::discard_range(TaskNode* t) noexcept {
   g.release(r->hi - r->lo);  // the range's sources, none of which will run
 }
 
-namespace {
-// `ran` nodes ran inside `tasks` pool tasks (a chain, a range of sources,
-// the nodes taken back): the pool counted the tasks, stats() counts every
-// node (tasks_run).
-void count_inside_tasks(std::size_t ran, std::size_t tasks) noexcept {
-  Worker* w = this_worker().worker;
-  if (ran > tasks && w != nullptr) bump(w->counters.handed_on, ran - tasks);
-}
-}  // namespace
+// What one pool task of a graph keeps while it runs: the counts of pending
+// it holds (`credit`: nodes it finished and has not handed back), the nodes
+// it pushed, newest last (the last kRemembered of them), to take back the
+// ones no thief took, and what stats() needs.
+struct GraphState::TaskBooks {
+  std::size_t credit = 0;
+  std::size_t handed_on = 0;  // nodes run after the first of a chain (stats)
+  static constexpr std::size_t kRemembered = 16;
+  TaskNode* pushed[kRemembered];
+  std::size_t head = 0, count = 0;
+  void remember(TaskNode* t) noexcept {
+    head = (head + 1) % kRemembered;
+    pushed[head] = t;
+    if (count < kRemembered) ++count;
+  }
+  TaskNode* take_newest() noexcept {
+    if (count == 0) return nullptr;
+    TaskNode* t = pushed[head];
+    head = (head + kRemembered - 1) % kRemembered;
+    --count;
+    return t;
+  }
+};
 
 void GraphState::execute_range(TaskNode* t) noexcept {
   auto* r = static_cast<SourceRange*>(t);
@@ -559,32 +580,37 @@ void GraphState::execute_range(TaskNode* t) noexcept {
     g.schedule(&g.ranges[static_cast<std::size_t>(r->right)]);
     r = &g.ranges[static_cast<std::size_t>(r->left)];
   }
-  std::size_t credit = 0, ran = 0, tasks = 1;
-  for (std::uint32_t i = r->lo; i < r->hi; ++i) ran += g.run_chain(g.sources[i], credit);
-  ran += g.run_own_pushed(credit, tasks);
-  count_inside_tasks(ran, tasks);
-  g.release(credit);
+  TaskBooks books;
+  // The leaf's sources run in this one task: each after the first is a node
+  // the pool did not count.
+  std::size_t chains = 0;
+  for (std::uint32_t i = r->lo; i < r->hi; ++i, ++chains) {
+    if (chains != 0) ++books.handed_on;
+    g.run_chain(g.sources[i], books);
+  }
+  g.end_task(books);
 }
 
 // Runs `n`; returns the successor to run next on this thread, if any (it
 // takes over n's count in pending); pushes the other ready ones, each paid
 // for with a count from `credit` (nodes this thread finished and has not
 // handed back) or a new one.
-GraphNodeData* GraphState::run_node(GraphNodeData& n, std::size_t& credit) {
+GraphNodeData* GraphState::run_node(GraphNodeData& n, TaskBooks& books) {
   GraphNodeData* next = nullptr;
   const auto ready = [&](GraphNodeData* s) {
     if (next == nullptr) {
       next = s;
       return;
     }
-    if (credit != 0) {
-      --credit;  // pending already counts it: no atomic
+    if (books.credit != 0) {
+      --books.credit;  // pending already counts it: no atomic
     } else {
       // relaxed: pending cannot reach 0 before n's own count goes (to
       // `next` or to `credit`, handed back later), after this increment.
       pending.fetch_add(1, std::memory_order_relaxed);
     }
     schedule(s);
+    books.remember(s);
   };
   switch (n.kind) {
     case GraphNodeKind::condition: {
@@ -615,45 +641,50 @@ GraphNodeData* GraphState::run_node(GraphNodeData& n, std::size_t& credit) {
 void GraphState::execute(TaskNode* t) noexcept {
   auto* n = static_cast<GraphNodeData*>(t);
   GraphState& g = *n->graph;
-  std::size_t credit = 0, tasks = 1;
-  std::size_t ran = g.run_chain(n, credit);
-  ran += g.run_own_pushed(credit, tasks);
-  count_inside_tasks(ran, tasks);
-  g.release(credit);
+  TaskBooks books;
+  g.run_chain(n, books);
+  g.end_task(books);
 }
 
-// After its own chains, a task takes back the nodes of this graph that this
-// worker pushed and no thief took (its deque's newest first) and runs their
-// chains too, with the same credit: one release at the end of the task
-// instead of one per node task (pending's line is shared by every worker),
-// and no trip through the pool per node. Returns the nodes run; `tasks`
-// counts the tasks taken. A node's count in pending was paid when it was
-// pushed, so running it under this task's credit keeps the books (see
-// run_chain); keeping the counts longer only delays the end of the run, to
-// this task's release.
-std::size_t GraphState::run_own_pushed(std::size_t& credit, std::size_t& tasks) noexcept {
+// After its own chains, a task takes back the nodes it pushed that no thief
+// took and that nothing was pushed above since (its deque's bottom, newest
+// first), and runs their chains too, with the same credit: one release at
+// the end of the task instead of one per node task (pending's line is
+// shared by every worker), and no trip through the pool per node. A node's
+// count in pending was paid when it was pushed, so running it under this
+// task's credit keeps the books (see run_chain); keeping the counts longer
+// only delays the end of the run, to this task's release. Only pointers
+// are compared: a task a thief took may already be freed.
+void GraphState::run_own_pushed(TaskBooks& books) noexcept {
   WorkerContext& c = this_worker();
-  if (c.worker == nullptr || c.pool != pool) return 0;
-  std::size_t ran = 0;
-  const auto ours = [this](const TaskNode* x) {
-    return x->execute == &execute && static_cast<const GraphNodeData*>(x)->graph == this;
-  };
-  while (TaskNode* t = c.worker->source.deque.pop_if(ours)) {
+  if (c.worker == nullptr || c.pool != pool) return;  // pushed to an injection deque
+  WorkStealingDeque& d = c.worker->source.deque;
+  while (TaskNode* mine = books.take_newest()) {
+    // Thieves take the oldest first: if the newest one is not at the bottom,
+    // it was taken (and so were the older ones), or a node's body pushed a
+    // task of its own above it.
+    if (d.peek_bottom() != mine || d.pop() != mine) return;
     // Counted before it runs, inside the running task (as a join's taken-back
     // child is): the pool never looks idle meanwhile.
     count_completed(c.worker->completed);
-    ++tasks;
-    ran += run_chain(static_cast<GraphNodeData*>(t), credit);
+    run_chain(static_cast<GraphNodeData*>(mine), books);
   }
-  return ran;
 }
 
-// Runs `n` and the successors each hands on to this thread; returns how
-// many nodes ran. A node that
+// The end of a pool task of the graph: take back what it can, count the
+// nodes the pool did not (stats()), hand the credit back.
+void GraphState::end_task(TaskBooks& books) noexcept {
+  run_own_pushed(books);
+  Worker* w = this_worker().worker;
+  if (books.handed_on != 0 && w != nullptr) bump(w->counters.handed_on, books.handed_on);
+  release(books.credit);
+}
+
+// Runs `n` and the successors each hands on to this thread. A node that
 // hands on none leaves its count in pending to `credit`: pending stays
 // above 0 while the caller holds it, and the caller hands it back once
 // (release), or spends it on a successor it pushes.
-std::size_t GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcept {
+void GraphState::run_chain(GraphNodeData* n, TaskBooks& books) noexcept {
   GraphState& g = *this;
   // A named node is its own task in a trace (nested in the pool's task that
   // ran it, as a chain runs several nodes in one).
@@ -667,15 +698,19 @@ std::size_t GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcep
     if (g.failed.load(std::memory_order_relaxed) || g.stop.stop_requested()) {
       g.skipped.store(true, std::memory_order_relaxed);  // read after pending's last acq_rel decrement
     } else {
+      // The counter set back for the next round (a loop's) or the next
+      // repetition (which skips its walk when every node did this).
       // relaxed: every strong predecessor of this run has finished (that is
-      // why it runs), and a loop's next round reaches it only through nodes
-      // that start after this point.
+      // why it runs); a loop's next round reaches it only through nodes that
+      // start after this point, and the next repetition only after pending's
+      // acq_rel decrements (this thread's among them) reached 0 and the
+      // sources were pushed, which orders this store before its decrements.
       if (n->strong_preds > 1) n->join.store(n->strong_preds, std::memory_order_relaxed);
       ++ran;
       const bool labelled = traced != nullptr && n->label >= 0;
       if (labelled) trace_event(*traced, TraceKind::task_start, n->label);
       try {
-        next = g.run_node(*n, credit);
+        next = g.run_node(*n, books);
       } catch (...) {
         g.fail(std::current_exception());
       }
@@ -683,10 +718,10 @@ std::size_t GraphState::run_chain(GraphNodeData* n, std::size_t& credit) noexcep
     }
     // The successor run next takes over this node's count in pending: one
     // node finishes and one starts, no atomic needed.
-    if (next == nullptr) ++credit;
+    if (next == nullptr) ++books.credit;
     n = next;
   }
-  return ran;
+  if (ran > 1) books.handed_on += ran - 1;
 }
 
 void GraphState::finish_repetition() {

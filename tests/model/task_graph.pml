@@ -34,9 +34,10 @@
  *               credit if credit > 0, else by pending + 1, then pushed;
  *             - a node with no `next` leaves its count as credit + 1.
  *             - after its chains, the task may take further node tasks
- *               (the code: the newest nodes of the graph its worker pushed
- *               and no thief took) and run their chains with the same
- *               credit.
+ *               and run their chains with the same credit (the code takes
+ *               only the nodes it pushed itself that are still at its
+ *               deque's bottom; the model lets it take any queued node
+ *               task, which covers those);
  *             At the task's end: pending - credit in one RMW; if that
  *             brought it to 0, finish.
  *   finish:   the thread that brought pending to 0: the counters are ready
@@ -64,7 +65,8 @@
  * never reaches 0 and the run never ends.
  * -DBROKEN_STALE_COUNTER: a node does not set its counter back as it starts,
  * and start_repetition still skips the reset after a whole repetition: the
- * next repetition finds A's counter at 0, never readies A, and never ends.
+ * next repetition finds the counters at 0, never readies C (nor A), and
+ * never ends.
  */
 #ifndef W
 #define W 2

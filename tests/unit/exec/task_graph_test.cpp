@@ -215,6 +215,27 @@ TEST(TaskGraph, AJoinLeftPartWayByAFailedRunWaitsForEveryPredecessorOnTheNext) {
   EXPECT_LT(a.at.load(), x.at.load()) << "x ran before a, its other predecessor, finished";
 }
 
+TEST(TaskGraph, AJoinLeftPartWayByAStoppedRunWaitsForEveryPredecessorOnTheNext) {
+  weft::ThreadPool pool(workers(1));  // one worker: the sources run in order, b first
+  weft::TaskGraph g;
+  std::atomic<long> clock{0};
+  std::stop_source stop;
+  Probe a, b, x;
+  weft::GraphNode nb = g.emplace([&] {
+    b.hit(clock);
+    stop.request_stop();  // a, not started yet, is skipped
+  });
+  weft::GraphNode na = g.emplace([&] { a.hit(clock); });
+  weft::GraphNode nx = g.emplace([&] { x.hit(clock); });
+  nx.succeed(na, nb);
+  EXPECT_THROW(g.run(pool, stop.get_token()).get(), weft::cancelled);
+  EXPECT_EQ(a.runs.load(), 0);
+  EXPECT_EQ(x.runs.load(), 0);
+  g.run_n(pool, 2).get();
+  EXPECT_EQ(x.runs.load(), 2);
+  EXPECT_LT(a.at.load(), x.at.load()) << "x ran before a, its other predecessor, finished";
+}
+
 TEST(TaskGraph, AJoinLeftPartWayByAConditionWaitsForEveryPredecessorOnTheNextRun) {
   weft::ThreadPool pool(workers(2));
   weft::TaskGraph g;
