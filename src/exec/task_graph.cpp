@@ -190,10 +190,10 @@ struct GraphState {
   // every node ran (a node resets its own counter as it starts): one that
   // neither failed nor was stopped, of a graph without condition nodes (a
   // condition leaves the branches it did not pick with counters part-way
-  // down). Written by freeze() (a builder, no run queued), by the thread that
-  // starts a repetition and by the one that finishes it, read by the one that
-  // starts the next: the pushes that start a run, pending's last acq_rel
-  // decrement, and `mu` between two requests order them.
+  // down). Written by freeze() (a builder, no run queued) and by the thread
+  // that finishes a repetition, read by the one that starts the next:
+  // pending's last acq_rel decrement, and `mu` between two requests, order
+  // them.
   bool counters_ready = false;
 
   std::mutex mu;  // the queue
@@ -263,7 +263,7 @@ struct GraphState {
   void lay_out_ranges();
   struct TaskBooks;
   void run_chain(GraphNodeData* n, TaskBooks& books) noexcept;
-  void run_own_pushed(TaskBooks& books) noexcept;
+  void run_own_pushed(Worker& w, TaskBooks& books) noexcept;
   void end_task(TaskBooks& books) noexcept;
   GraphNodeData* run_node(GraphNodeData& n, TaskBooks& books);
   // Hands back `credit` counts of pending (nodes this thread finished).
@@ -515,7 +515,6 @@ void GraphState::start_repetition() {
   if (!counters_ready)
     for (GraphNodeData& n : nodes)
       if (n.strong_preds > 1) n.join.store(n.strong_preds, std::memory_order_relaxed);
-  counters_ready = false;  // until this repetition has run every node
   reset_outcome();
   // relaxed: set before any source is pushed (the push publishes it); set to
   // the whole count first so a source that finishes at once cannot end the run.
@@ -552,10 +551,11 @@ void GraphState::discard_range(TaskNode* t) noexcept {
 // What one pool task of a graph keeps while it runs: the counts of pending
 // it holds (`credit`: nodes it finished and has not handed back), the nodes
 // it pushed, newest last (the last kRemembered of them), to take back the
-// ones no thief took, and what stats() needs.
+// ones no thief took, and for stats() the nodes it ran and the pool tasks
+// they came in (itself and those it took back).
 struct GraphState::TaskBooks {
   std::size_t credit = 0;
-  std::size_t handed_on = 0;  // nodes run after the first of a chain (stats)
+  std::size_t ran = 0, tasks = 1;
   static constexpr std::size_t kRemembered = 16;
   TaskNode* pushed[kRemembered];
   std::size_t head = 0, count = 0;
@@ -581,13 +581,7 @@ void GraphState::execute_range(TaskNode* t) noexcept {
     r = &g.ranges[static_cast<std::size_t>(r->left)];
   }
   TaskBooks books;
-  // The leaf's sources run in this one task: each after the first is a node
-  // the pool did not count.
-  std::size_t chains = 0;
-  for (std::uint32_t i = r->lo; i < r->hi; ++i, ++chains) {
-    if (chains != 0) ++books.handed_on;
-    g.run_chain(g.sources[i], books);
-  }
+  for (std::uint32_t i = r->lo; i < r->hi; ++i) g.run_chain(g.sources[i], books);
   g.end_task(books);
 }
 
@@ -655,28 +649,29 @@ void GraphState::execute(TaskNode* t) noexcept {
 // task's credit keeps the books (see run_chain); keeping the counts longer
 // only delays the end of the run, to this task's release. Only pointers
 // are compared: a task a thief took may already be freed.
-void GraphState::run_own_pushed(TaskBooks& books) noexcept {
-  WorkerContext& c = this_worker();
-  if (c.worker == nullptr || c.pool != pool) return;  // pushed to an injection deque
-  WorkStealingDeque& d = c.worker->source.deque;
+void GraphState::run_own_pushed(Worker& w, TaskBooks& books) noexcept {
   while (TaskNode* mine = books.take_newest()) {
     // Thieves take the oldest first: if the newest one is not at the bottom,
     // it was taken (and so were the older ones), or a node's body pushed a
     // task of its own above it.
-    if (d.peek_bottom() != mine || d.pop() != mine) return;
+    if (w.source.deque.pop_if([mine](const TaskNode* x) { return x == mine; }) == nullptr) return;
     // Counted before it runs, inside the running task (as a join's taken-back
     // child is): the pool never looks idle meanwhile.
-    count_completed(c.worker->completed);
+    count_completed(w.completed);
+    ++books.tasks;
     run_chain(static_cast<GraphNodeData*>(mine), books);
   }
 }
 
 // The end of a pool task of the graph: take back what it can, count the
-// nodes the pool did not (stats()), hand the credit back.
+// nodes the pool did not (stats(): tasks_run counts every node), hand the
+// credit back.
 void GraphState::end_task(TaskBooks& books) noexcept {
-  run_own_pushed(books);
-  Worker* w = this_worker().worker;
-  if (books.handed_on != 0 && w != nullptr) bump(w->counters.handed_on, books.handed_on);
+  WorkerContext& c = this_worker();
+  if (c.worker != nullptr && c.pool == pool) {  // else it pushed to an injection deque
+    run_own_pushed(*c.worker, books);
+    if (books.ran > books.tasks) bump(c.worker->counters.handed_on, books.ran - books.tasks);
+  }
   release(books.credit);
 }
 
@@ -690,7 +685,6 @@ void GraphState::run_chain(GraphNodeData* n, TaskBooks& books) noexcept {
   // ran it, as a chain runs several nodes in one).
   Worker* const worker = this_worker().worker;
   Worker* const traced = worker != nullptr && worker->trace ? worker : nullptr;
-  std::size_t ran = 0;  // nodes run, for stats() (skipped ones are not)
   while (n != nullptr) {
     GraphNodeData* next = nullptr;
     // relaxed: a late skip is harmless (the node runs, as it would have a
@@ -706,7 +700,7 @@ void GraphState::run_chain(GraphNodeData* n, TaskBooks& books) noexcept {
       // acq_rel decrements (this thread's among them) reached 0 and the
       // sources were pushed, which orders this store before its decrements.
       if (n->strong_preds > 1) n->join.store(n->strong_preds, std::memory_order_relaxed);
-      ++ran;
+      ++books.ran;  // for stats() (skipped nodes are not counted)
       const bool labelled = traced != nullptr && n->label >= 0;
       if (labelled) trace_event(*traced, TraceKind::task_start, n->label);
       try {
@@ -721,7 +715,6 @@ void GraphState::run_chain(GraphNodeData* n, TaskBooks& books) noexcept {
     if (next == nullptr) ++books.credit;
     n = next;
   }
-  if (ran > 1) books.handed_on += ran - 1;
 }
 
 void GraphState::finish_repetition() {

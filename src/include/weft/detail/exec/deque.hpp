@@ -177,6 +177,9 @@ class WorkStealingDeque {
   // leaves the deque as it is; nullptr if it did not hold, or if a thief
   // took that task (the last one) first. Only the owner moves the bottom,
   // so the pop() after the peek returns the task peeked or nothing.
+  // `wanted` sees a task a thief may take, run and free before the pop():
+  // it should compare the pointer (to a task or a range of them) rather
+  // than read the task.
   template <class Wanted>
   [[nodiscard]] TaskNode* pop_if(Wanted&& wanted) {
     TaskNode* const t = peek_bottom();
