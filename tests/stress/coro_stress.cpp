@@ -14,6 +14,7 @@
 
 #include "future_support.hpp"
 #include "stress.hpp"
+#include "threads.hpp"
 #include "watchdog.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/coro.hpp"
@@ -65,11 +66,11 @@ TEST(CoroStress, AwaitRacingTheFuturesCompletion) {
   constexpr int kThreads = 3;
   weft::test::Watchdog dog("coro await racing completion");
   weft::ThreadPool pool(workers(2));
-  std::vector<std::thread> ts;
   std::atomic<long> total{0};
-  for (int t = 0; t < kThreads; ++t)
-    ts.emplace_back([&] { total.fetch_add(weft::sync_wait(await_fresh(pool, n)), std::memory_order_relaxed); });
-  for (auto& t : ts) t.join();
+  // relaxed: read after on_threads() joined the threads.
+  weft::test::on_threads(kThreads, [&](int) {
+    total.fetch_add(weft::sync_wait(await_fresh(pool, n)), std::memory_order_relaxed);
+  });
   EXPECT_EQ(total.load(), kThreads * n);
 }
 
@@ -83,14 +84,12 @@ Task<std::int64_t> fib(int n) {
 // threads at once; returns how many answers were not `expected`.
 template <class Answer>
 long wrong_answers(int threads, std::int64_t rounds, std::int64_t expected, Answer answer) {
-  std::vector<std::thread> ts;
   std::atomic<long> wrong{0};
-  for (int t = 0; t < threads; ++t)
-    ts.emplace_back([&, t] {
-      for (std::int64_t r = 0; r < rounds; ++r)
-        if (answer(r, t) != expected) wrong.fetch_add(1, std::memory_order_relaxed);
-    });
-  for (auto& t : ts) t.join();
+  // relaxed: read after on_threads() joined the threads.
+  weft::test::on_threads(threads, [&](int t) {
+    for (std::int64_t r = 0; r < rounds; ++r)
+      if (answer(r, t) != expected) wrong.fetch_add(1, std::memory_order_relaxed);
+  });
   return wrong.load();
 }
 

@@ -5,9 +5,8 @@
 
 #include <cstdint>
 #include <random>
-#include <thread>
-#include <vector>
 
+#include "threads.hpp"
 #include "weft/exec/thread_pool.hpp"
 
 namespace weft::test {
@@ -21,18 +20,15 @@ void callers_and_nested(int workers, int callers, std::int64_t rounds, const Rou
   weft::PoolOptions o;
   o.workers = workers;
   weft::ThreadPool pool(o);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < callers; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937_64 rng(static_cast<std::uint64_t>(t));
-      for (std::int64_t r = 0; r < rounds; ++r) {
-        if (r % 2 == 0)
-          round(pool, rng);
-        else
-          pool.submit([&] { round(pool, rng); }).get();
-      }
-    });
-  for (auto& t : threads) t.join();
+  on_threads(callers, [&](int t) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(t));
+    for (std::int64_t r = 0; r < rounds; ++r) {
+      if (r % 2 == 0)
+        round(pool, rng);
+      else
+        pool.submit([&] { round(pool, rng); }).get();
+    }
+  });
 }
 
 }  // namespace weft::test
