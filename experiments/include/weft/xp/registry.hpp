@@ -67,8 +67,9 @@ struct Option {
   std::function<std::string(const P&)> show;
   std::string type = "TEXT";  // --help's name of its value: INT, NUMBER, LIST
   // results.json records the member under `key` ("--fib-n" -> "fib_n", a
-  // list of names in the plural: "--workload" -> "workloads"), typed, unless
-  // the experiment recorded that key itself (a value it resolved at run time).
+  // list of names in the plural: "--workload" -> "workloads"), typed (a
+  // custom() option: the text `show` gives), unless the experiment recorded
+  // that key itself (a value it resolved at run time).
   std::string key{};
   std::function<nlohmann::json(const P&)> value{};
 };
@@ -95,6 +96,12 @@ std::string show_real(double v);
 // "--granularity" -> "granularities".
 std::string param_key(std::string_view flags, bool plural = false);
 
+// An option's recorded value: its member, as JSON of the member's type.
+template <class P, class T>
+std::function<nlohmann::json(const P&)> member_value(T P::*member) {
+  return [member](const P& p) { return nlohmann::json(p.*member); };
+}
+
 }  // namespace reg
 
 // An integer member in [least, most]. --help shows the member's initialiser
@@ -110,7 +117,7 @@ Option<P> integer(std::string flags, T P::*member, std::string help, long long l
             p.*member = static_cast<T>(reg::in_range(name, reg::parse_integer(name, v), least, most));
           },
           [=](const P& p) { return std::to_string(p.*member); }, "INT", reg::param_key(name),
-          [=](const P& p) { return nlohmann::json(p.*member); }};
+          reg::member_value(member)};
 }
 
 // A real member in (least, most] when `open_least`, else [least, most].
@@ -128,7 +135,7 @@ Option<P> real(std::string flags, double P::*member, std::string help, double le
             p.*member = x;
           },
           [=](const P& p) { return reg::show_real(p.*member); }, "NUMBER", reg::param_key(name),
-          [=](const P& p) { return nlohmann::json(p.*member); }};
+          reg::member_value(member)};
 }
 
 // A comma list of names out of `allowed()` (repeatable), e.g. variants.
@@ -140,7 +147,7 @@ Option<P> names(std::string flags, std::vector<std::string> P::*member, std::str
           std::move(default_text),
           [=](P& p, const std::vector<std::string>& v) { p.*member = reg::parse_names(what, v, allowed()); },
           [=](const P& p) { return reg::join(p.*member); }, "LIST", std::move(key),
-          [=](const P& p) { return nlohmann::json(p.*member); }};
+          reg::member_value(member)};
 }
 
 // A comma list of positive counts, each at most `max` (repeatable; the first
@@ -155,7 +162,7 @@ Option<P> counts(std::string flags, std::vector<int> P::*member, std::string hel
   return {std::move(flags), std::move(help) + ", comma list", true, std::move(empty_means),
           [=](P& p, const std::vector<std::string>& v) { p.*member = reg::parse_counts(name, noun, v, max); },
           [=](const P& p) { return reg::join(p.*member); }, "LIST", reg::param_key(name),
-          [=](const P& p) { return nlohmann::json(p.*member); }};
+          reg::member_value(member)};
 }
 
 // Any other option: `set` parses and checks the values itself. Unless the
