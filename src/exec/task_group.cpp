@@ -297,7 +297,7 @@ bool TaskGroup::run_mine_at_bottom() noexcept {
   detail::WorkerContext& c = detail::this_worker();
   if (c.pool != &detail::core_of(pool_)) return false;
   detail::TaskNode* const t =
-      c.worker->source.deque.pop_if([this](const detail::TaskNode* x) { return is_task_of(x, this); });
+      c.worker->source.deque.claim_bottom_if([this](const detail::TaskNode* x) { return is_task_of(x, this); });
   if (t == nullptr) return false;
   // Ours now: a task of the local count finishes on it (finish_inline()).
   auto* g = static_cast<GroupTaskBase*>(t);

@@ -33,7 +33,14 @@ TEST(Interleave, DequeOwnerAndThieves) {
 
 TEST(Interleave, DequeOwnerAndBatchThieves) {
   weft::test::for_each_interleaving("deque owner/batch thieves", 1000, [&](std::uint64_t) {
-    const std::vector<int> taken = weft::test::deque_race(300, 2, 2, 2, true);
+    const std::vector<int> taken = weft::test::deque_race(300, 2, 2, 2, weft::test::OwnerTakes::batched);
+    for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << "item " << i;
+  });
+}
+
+TEST(Interleave, DequeOwnerClaimIfAndThieves) {
+  weft::test::for_each_interleaving("deque claim_if owner/thieves", 1000, [&](std::uint64_t) {
+    const std::vector<int> taken = weft::test::deque_race(300, 2, 2, 2, weft::test::OwnerTakes::claim_if);
     for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << "item " << i;
   });
 }

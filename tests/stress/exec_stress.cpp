@@ -182,7 +182,18 @@ TEST(DequeStress, OwnerAndThievesTakeEachItemOnce) {
 TEST(DequeStress, BatchThievesAndTheOwnerTakeEachItemOnce) {
   const std::int64_t items = weft::test::stress_count(1'000'000);
   weft::test::Watchdog dog("deque owner vs batch thieves");
-  const std::vector<int> taken = weft::test::deque_race(items, 8, 3, 3, true);
+  const std::vector<int> taken = weft::test::deque_race(items, 8, 3, 3, weft::test::OwnerTakes::batched);
+  EXPECT_EQ(std::accumulate(taken.begin(), taken.end(), std::int64_t{0}), items);
+  for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << i;
+}
+
+// As above with the owner taking back through claim_bottom_if(), whose test
+// reads the task, while every thief writes to each task it takes: under
+// ThreadSanitizer, a test that read a task before claiming it is a race.
+TEST(DequeStress, ClaimIfReadsOnlyTasksTheOwnerHolds) {
+  const std::int64_t items = weft::test::stress_count(1'000'000);
+  weft::test::Watchdog dog("deque claim_if owner vs thieves");
+  const std::vector<int> taken = weft::test::deque_race(items, 8, 3, 3, weft::test::OwnerTakes::claim_if);
   EXPECT_EQ(std::accumulate(taken.begin(), taken.end(), std::int64_t{0}), items);
   for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << i;
 }

@@ -3,9 +3,17 @@
 // deque of initial capacity `capacity` (small: the array grows under the
 // thieves), popping after every `pop_every`-th push and draining at the
 // end, while `thieves` threads steal until it is done and empty. Returns how
-// often each task was taken; every entry must be 1. `batched`: the thieves
-// take batches (steal_batch, of 1 to kMaxBatch tasks, varied) and the owner
-// pops with pop_batched(), as for an injection deque.
+// often each task was taken; every entry must be 1. `OwnerTakes` says how
+// the owner pops and the thieves steal:
+// - pop: pop() against steal();
+// - batched: the thieves take batches (steal_batch, of 1 to kMaxBatch
+//   tasks, varied) and the owner pops with pop_batched(), as for an
+//   injection deque;
+// - claim_if: the owner pops with claim_bottom_if(), whose test reads the
+//   task (it keeps two tasks in three), while a thief writes to each task it
+//   takes, as a thief that runs and frees a task would: a test that read a
+//   task before claiming it would race that write (ThreadSanitizer says so).
+//   The tasks it says no to are popped at the end.
 #pragma once
 
 #include <array>
@@ -20,14 +28,26 @@
 
 namespace weft::test {
 
+enum class OwnerTakes { pop, batched, claim_if };
+
+inline void deque_race_keep(detail::TaskNode*) noexcept {}
+inline void deque_race_leave(detail::TaskNode*) noexcept {}
+
 inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, int thieves, int pop_every,
-                                   bool batched = false) {
+                                   OwnerTakes mode = OwnerTakes::pop) {
+  const bool batched = mode == OwnerTakes::batched;
   const auto n = static_cast<std::size_t>(items);
   std::vector<detail::TaskNode> tasks(n);
+  for (std::size_t i = 0; i < n; ++i) tasks[i].execute = i % 3 == 0 ? &deque_race_leave : &deque_race_keep;
   // relaxed counts: read only after the threads that bump them are joined.
   auto taken = std::make_unique<std::atomic<int>[]>(n);
   auto take = [&](detail::TaskNode* t) {
     taken[static_cast<std::size_t>(t - tasks.data())].fetch_add(1, std::memory_order_relaxed);
+  };
+  // A thief's take: counted, then written to (see claim_if above).
+  auto steal_take = [&](detail::TaskNode* t) {
+    take(t);
+    t->execute = nullptr;
   };
   detail::WorkStealingDeque d(capacity);
   std::atomic<bool> done{false};
@@ -42,18 +62,20 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
           std::array<detail::TaskNode*, detail::WorkStealingDeque::kMaxBatch> got;
           std::int64_t n_got = 0;
           if (d.steal_batch(got.data(), max, n_got) == detail::Steal::success)
-            for (std::int64_t i = 0; i < n_got; ++i) take(got[static_cast<std::size_t>(i)]);
+            for (std::int64_t i = 0; i < n_got; ++i) steal_take(got[static_cast<std::size_t>(i)]);
           max = max % detail::WorkStealingDeque::kMaxBatch + 1;
           continue;
         }
         detail::TaskNode* t = nullptr;
-        if (thief.steal(t) == detail::Steal::success) take(t);
+        if (thief.steal(t) == detail::Steal::success) steal_take(t);
       }
     });
   detail::DequeOwner owner(d);
   // Pushed-back tasks need no republishing here: the thieves poll.
   auto pop = [&] {
     bool pushed_back = false;
+    if (mode == OwnerTakes::claim_if)
+      return d.claim_bottom_if([](const detail::TaskNode* t) { return t->execute == &deque_race_keep; });
     return batched ? d.pop_batched(pushed_back) : owner.pop();
   };
   for (std::size_t i = 0; i < n; ++i) {
@@ -62,6 +84,7 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
       if (detail::TaskNode* t = pop()) take(t);
   }
   while (detail::TaskNode* t = pop()) take(t);
+  while (detail::TaskNode* t = owner.pop()) take(t);  // what claim_if said no to
   done.store(true, std::memory_order_release);  // release: every push happens before a thief's last look
   for (auto& t : ts) t.join();
   std::vector<int> out(n);

@@ -306,7 +306,9 @@ class TaskGroup {
     return builder_ == &detail::t_group_frames && detail::top_group_serial() == builder_top_;
   }
   // Whether `t` is one of `group`'s tasks: discard_task is the one discard
-  // function every group task has.
+  // function every group task has. It reads the task, so only on one the
+  // caller has claimed (out of a deque by pop or take_all), never on a task
+  // a thief could take and free while it looks.
   static bool is_task_of(const detail::TaskNode* t, const TaskGroup* group) noexcept {
     return t->discard == &discard_task && static_cast<const GroupTaskBase*>(t)->group == group;
   }

@@ -187,6 +187,24 @@ class WorkStealingDeque {
     return pop() == t ? t : nullptr;
   }
 
+  // Owner only: pops the newest task, then keeps it if `wanted(it)` holds,
+  // else pushes it back where it was; nullptr if the deque was empty, a
+  // thief took the last task first, or `wanted` said no. Unlike pop_if(),
+  // `wanted` may read the task: it is the owner's while it looks (claimed
+  // by pop(), so no thief can take, run and free it). The price is pop()'s
+  // fence on a "no" as well. While the task is out, the deque may look
+  // empty to a thief, which may then go to sleep; the task is back at the
+  // bottom of its owner's deque, which the owner (awake: it is here) runs
+  // or sees stolen, so it is not lost, only not announced again.
+  template <class Wanted>
+  [[nodiscard]] TaskNode* claim_bottom_if(Wanted&& wanted) {
+    if (peek_bottom() == nullptr) return nullptr;  // spares the fence on an empty deque (a hint: pop() decides)
+    TaskNode* const t = pop();
+    if (t == nullptr || wanted(t)) return t;
+    push(t);  // into the slot it just left: no growth
+    return nullptr;
+  }
+
   // Owner only: takes every task at once (one CAS of top_ against the
   // thieves) and offers each, oldest first, to `take` (bool(TaskNode*)): a task
   // it returns true for is the caller's now; the others go back in, in their
