@@ -113,13 +113,12 @@ void find_first_in(It first, std::ptrdiff_t begin, std::ptrdiff_t end, Pred& pre
                    std::atomic<std::ptrdiff_t>& best) {
   // relaxed: a hint to skip; the answer is read after the loop joins.
   if (begin >= best.load(std::memory_order_relaxed)) return;
-  for (std::ptrdiff_t i = begin; i != end; ++i) {
-    if (!pred(first[i])) continue;
-    std::ptrdiff_t seen = best.load(std::memory_order_relaxed);  // relaxed: only its value matters
-    // relaxed: the least index wins on its value alone; nothing else is published through it.
-    while (i < seen && !best.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
-    }
-    return;
+  // std::find_if within the block, as a user of either library would write it.
+  const std::ptrdiff_t i = std::find_if(first + begin, first + end, pred) - first;
+  if (i == end) return;
+  std::ptrdiff_t seen = best.load(std::memory_order_relaxed);  // relaxed: only its value matters
+  // relaxed: the least index wins on its value alone; nothing else is published through it.
+  while (i < seen && !best.compare_exchange_weak(seen, i, std::memory_order_relaxed)) {
   }
 }
 
