@@ -124,7 +124,7 @@ TaskNode* IdleWorkers::found(Worker& w, TaskNode* t) noexcept {
   const std::uint32_t looking = searching(s);
   const std::uint32_t queued = pool_.queued_up_to(looking + std::min(sleeping(s), kWakeBatch));
   if (queued <= looking) return t;
-  if (const std::uint32_t n = wake(queued - looking, false)) count_wakes_sent(w, n);
+  if (const std::uint32_t n = wake(queued - looking, kAnySearching)) count_wakes_sent(w, n);
   return t;
 }
 
@@ -141,7 +141,23 @@ bool IdleWorkers::notify_one(const Source* pushed_to) noexcept {
   // Some worker is awake: it may look for our task before a sleeper could.
   if (pushed_to != nullptr && sleeping(s) < static_cast<std::uint32_t>(pool_.size()) && !wake_needed(*pushed_to))
     return false;
-  return wake(1, true) != 0;
+  return wake(1, 0) != 0;
+}
+
+bool IdleWorkers::notify_for_own_push(const Source& own) noexcept {
+  sched_point();
+  // relaxed: ordered after the caller's push by its fence, as in notify_one().
+  const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
+  if (sleeping(s) == 0) return false;
+  const std::uint32_t looking = searching(s);
+  if (looking == 0) return wake(1, 0) != 0;  // notify_one()'s case
+  // More tasks here than searchers on their way: one more. Every case
+  // notify_one() wakes in, this wakes in too, so its argument (no task
+  // left with every worker asleep) stands; the extra wakes only add
+  // searchers, whom found()'s ramp and the sleep path already expect.
+  const std::int64_t queued = own.deque.size();
+  if (queued <= static_cast<std::int64_t>(looking)) return false;
+  return wake(1, static_cast<std::uint32_t>(queued - 1)) != 0;
 }
 
 bool IdleWorkers::wake_needed(const Source& pushed_to) const noexcept {
@@ -161,13 +177,13 @@ bool IdleWorkers::wake_needed(const Source& pushed_to) const noexcept {
   return true;
 }
 
-std::uint32_t IdleWorkers::wake(std::uint32_t want, bool only_if_none_searching) noexcept {
+std::uint32_t IdleWorkers::wake(std::uint32_t want, std::uint32_t max_searching) noexcept {
   std::array<int, kWakeBatch> woken;
   std::uint32_t n = 0;
   {
     std::lock_guard lock(sleepers_mutex_);
     // relaxed: under the lock, as every sleep transition.
-    if (only_if_none_searching && searching(idle_state_.load(std::memory_order_relaxed)) != 0) return 0;
+    if (searching(idle_state_.load(std::memory_order_relaxed)) > max_searching) return 0;
     n = std::min({want, kWakeBatch, static_cast<std::uint32_t>(sleepers_.size())});
     for (std::uint32_t i = 0; i < n; ++i) {
       woken[i] = sleepers_.back();

@@ -186,7 +186,7 @@ void PoolCore::push(TaskNode* t) {
     // seq_cst fence in effect; a plain one where membarrier is not there):
     // weft/detail/sync/asymmetric_fence.hpp.
     light_fence();
-    if (idle_.notify_one()) count_wakes_sent(*ctx.worker);
+    if (idle_.notify_for_own_push(s)) count_wakes_sent(*ctx.worker);
     return;
   }
   // relaxed: a fast refusal only; the decisive check is after the fence.

@@ -40,6 +40,19 @@
  *
  * -DBROKEN: the submitter reads the idle word before it publishes the task.
  * spin must find the lost wake-up (a task queued, every worker parked).
+ * -DWITH_OWN_PUSH: the submitter is a worker pushing to its own deque
+ * (IdleWorkers::notify_for_own_push()): with one submitter the queue is
+ * that deque, whose size it reads after its push. It wakes whenever
+ * notify_one() would, and also while fewer workers search than that size
+ * (a woken worker counts as searching from its wake on, which on a VM can
+ * be a long while). NT defaults to 2 there (two pushes are the least that
+ * reach the extra wake with a searcher about): the state space of both
+ * ways at once, at 3 tasks, outgrows 8 GB.
+ * verify also: -DWITH_OWN_PUSH
+ *
+ * -DBROKEN_OWN_PUSH: the worker's push drops notify_one()'s case and sizes
+ * its deque before the push: with nobody searching it sees 0 tasks, wakes
+ * nobody, and spin must find the task stranded with every worker parked.
  * -DBROKEN_RAMP: the ramp takes its sleepers off the list but leaves them
  * counted as sleeping (the woken worker is to count itself as searching):
  * spin must find the counters out of step with the list.
@@ -51,7 +64,11 @@
 #define NS 1
 #endif
 #ifndef NT
+#if defined(WITH_OWN_PUSH) || defined(BROKEN_OWN_PUSH)
+#define NT 2
+#else
 #define NT 3
+#endif
 #endif
 
 byte queue = 0;
@@ -88,6 +105,41 @@ inline notify_one(idx) {
   fi
 }
 
+/* notify_for_own_push(): a worker's push to its own deque (the queue, with
+ * one submitter: NS == 1), after the same fence. As notify_one() when
+ * nobody searches; else, when fewer search than the q tasks it saw in its
+ * deque, one more, if still at most q - 1 search under the mutex. */
+inline notify_own_push(idx, q, maxs) {
+  idx = NW;
+  maxs = 255;
+#ifndef BROKEN_OWN_PUSH
+  if :: searching == 0 -> maxs = 0 :: else -> skip fi;
+#endif
+  if :: maxs == 255 && q > searching -> maxs = q - 1 :: else -> skip fi;
+  if
+  :: (sleeping > 0 && maxs != 255) ->
+       atomic {
+         if
+         :: (searching <= maxs) ->
+              q = 0;                              /* reused as the scan's index */
+              do
+              :: q < NW && listed[q] -> idx = q; break
+              :: q < NW && !listed[q] -> q++
+              :: q >= NW -> break
+              od;
+              if
+              :: idx < NW -> listed[idx] = false; sleeping--; searching++
+              :: else -> skip
+              fi
+         :: else -> skip
+         fi
+       };
+       if :: idx < NW -> permit[idx] = true :: else -> skip fi
+  :: else -> skip
+  fi;
+  d_step { q = 0; maxs = 0; idx = 0 }   /* spent: not part of the state from here on */
+}
+
 /* found()'s ramp: after the searcher's decrement and fence, read the
  * searchers and the queue, take up to (queued - searching) sleepers under
  * the mutex, unpark each after it. */
@@ -120,6 +172,8 @@ inline wake_ramp(want, k, woke) {
 proctype submitter() {
   byte i = 0;
   byte idx;
+  byte q;
+  byte maxs;
   bool wake;
   do
   :: i < NT ->
@@ -127,6 +181,14 @@ proctype submitter() {
        wake = (searching == 0 && sleeping > 0);   /* looks before it publishes */
        queue++;
        if :: wake -> notify_one(idx) :: else -> skip fi;
+#elif defined(BROKEN_OWN_PUSH)
+       q = queue;                                 /* sizes its deque before the push */
+       queue++;
+       notify_own_push(idx, q, maxs);
+#elif defined(WITH_OWN_PUSH)
+       queue++;                                   /* a worker's push to its own deque, then the fence */
+       q = queue;
+       notify_own_push(idx, q, maxs);
 #else
        queue++;                                   /* push (then the seq_cst fence) */
        if
