@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -167,35 +168,36 @@ TEST(PoolStress, StatsReadWhileWorkersRun) {
 }
 
 // The deque alone: one owner pushing and popping, three thieves; every
-// item is taken exactly once.
-TEST(DequeStress, OwnerAndThievesTakeEachItemOnce) {
+// item is taken exactly once, whichever way the owner takes and the
+// thieves steal (deque_race.hpp):
+// - pop: pop() against steal();
+// - batched: the injection deques' protocol, thieves taking batches
+//   (steal_batch) and the owner popping with pop_batched(), both of its
+//   paths: the uncontested take far from the top and the claim through
+//   top_ near it;
+// - claim_if: the owner takes back through claim_bottom_if(), whose test
+//   reads the task, while every thief writes to each task it takes: under
+//   ThreadSanitizer, a test that read a task before claiming it is a race.
+class DequeStress : public ::testing::TestWithParam<weft::test::OwnerTakes> {};
+
+TEST_P(DequeStress, EachItemIsTakenOnce) {
   const std::int64_t items = weft::test::stress_count(1'000'000);
   weft::test::Watchdog dog("deque owner vs thieves");
-  const std::vector<int> taken = weft::test::deque_race(items, 8, 3, 3);
+  const std::vector<int> taken = weft::test::deque_race(items, 8, 3, 3, GetParam());
   EXPECT_EQ(std::accumulate(taken.begin(), taken.end(), std::int64_t{0}), items);
   for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << i;
 }
 
-// As above with the injection deques' protocol: thieves take batches
-// (steal_batch) and the owner pops with pop_batched(), both of its paths:
-// the uncontested take far from the top and the claim through top_ near it.
-TEST(DequeStress, BatchThievesAndTheOwnerTakeEachItemOnce) {
-  const std::int64_t items = weft::test::stress_count(1'000'000);
-  weft::test::Watchdog dog("deque owner vs batch thieves");
-  const std::vector<int> taken = weft::test::deque_race(items, 8, 3, 3, weft::test::OwnerTakes::batched);
-  EXPECT_EQ(std::accumulate(taken.begin(), taken.end(), std::int64_t{0}), items);
-  for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << i;
-}
-
-// As above with the owner taking back through claim_bottom_if(), whose test
-// reads the task, while every thief writes to each task it takes: under
-// ThreadSanitizer, a test that read a task before claiming it is a race.
-TEST(DequeStress, ClaimIfReadsOnlyTasksTheOwnerHolds) {
-  const std::int64_t items = weft::test::stress_count(1'000'000);
-  weft::test::Watchdog dog("deque claim_if owner vs thieves");
-  const std::vector<int> taken = weft::test::deque_race(items, 8, 3, 3, weft::test::OwnerTakes::claim_if);
-  EXPECT_EQ(std::accumulate(taken.begin(), taken.end(), std::int64_t{0}), items);
-  for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << i;
-}
+INSTANTIATE_TEST_SUITE_P(OwnerTakes, DequeStress,
+                         ::testing::Values(weft::test::OwnerTakes::pop, weft::test::OwnerTakes::batched,
+                                           weft::test::OwnerTakes::claim_if),
+                         [](const ::testing::TestParamInfo<weft::test::OwnerTakes>& mode) {
+                           switch (mode.param) {
+                             case weft::test::OwnerTakes::pop: return std::string("pop");
+                             case weft::test::OwnerTakes::batched: return std::string("batched");
+                             case weft::test::OwnerTakes::claim_if: return std::string("claim_if");
+                           }
+                           return std::string("unknown");
+                         });
 
 }  // namespace
