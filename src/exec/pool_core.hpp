@@ -171,6 +171,11 @@ class PoolCore {
   // and gone to sleep. Publishes them as push() does a task: the fence,
   // mark(), a wake-up (tests/model/injection.pml, BROKEN_TAKE_BACK).
   void republish(Source& s, int slot) noexcept;
+  // Worker w took a task out of its own deque and pushed it back
+  // (WorkStealingDeque::claim_bottom_if()): while it was out the deque
+  // looked empty, and a thief may have gone to sleep. Publishes it as
+  // push() does a worker's task: the fence, then the wake rule.
+  void republish_own(Worker& w) noexcept;
 
  private:
   PoolOptions options_;

@@ -171,6 +171,14 @@ void PoolCore::push_or_discard(Source& s, TaskNode* t) {
   }
 }
 
+void PoolCore::republish_own(Worker& w) noexcept {
+  sched_point();
+  // As in push(): the push-back (store) before reading the idle state, the
+  // light side of the pair against a sleeper's announcement and rescan.
+  light_fence();
+  if (idle_.notify_for_own_push(w.source)) count_wakes_sent(w);
+}
+
 void PoolCore::push(TaskNode* t) {
   WorkerContext& ctx = this_worker();
   if (ctx.pool == this) {

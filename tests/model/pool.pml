@@ -50,6 +50,12 @@
  * ways at once, at 3 tasks, outgrows 8 GB.
  * verify also: -DWITH_OWN_PUSH
  *
+ * (The code's nobody-searching branch only spares the size read: after a
+ * push the size is at least 1, which wakes as well. So the broken variant
+ * below needs both of its changes.) A task the worker took out of its
+ * deque and pushed back (PoolCore::republish_own()) is announced the same
+ * way: it is this push.
+ *
  * -DBROKEN_OWN_PUSH: the worker's push drops notify_one()'s case and sizes
  * its deque before the push: with nobody searching it sees 0 tasks, wakes
  * nobody, and spin must find the task stranded with every worker parked.

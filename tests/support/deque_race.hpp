@@ -75,7 +75,7 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
   auto pop = [&] {
     bool pushed_back = false;
     if (mode == OwnerTakes::claim_if)
-      return d.claim_bottom_if([](const detail::TaskNode* t) { return t->execute == &deque_race_keep; });
+      return d.claim_bottom_if([](const detail::TaskNode* t) { return t->execute == &deque_race_keep; }, pushed_back);
     return batched ? d.pop_batched(pushed_back) : owner.pop();
   };
   for (std::size_t i = 0; i < n; ++i) {
@@ -84,7 +84,8 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
       if (detail::TaskNode* t = pop()) take(t);
   }
   while (detail::TaskNode* t = pop()) take(t);
-  while (detail::TaskNode* t = owner.pop()) take(t);  // what claim_if said no to
+  if (mode == OwnerTakes::claim_if)
+    while (detail::TaskNode* t = owner.pop()) take(t);  // what claim_if said no to
   done.store(true, std::memory_order_release);  // release: every push happens before a thief's last look
   for (auto& t : ts) t.join();
   std::vector<int> out(n);

@@ -29,27 +29,34 @@ TEST(WorkStealingDeque, ClaimBottomIfKeepsWhatItWantsAndPutsTheRestBackInOrder) 
   auto tasks = make_tasks(4);
   for (auto& t : tasks) d.push(&t);
   std::vector<const weft::detail::TaskNode*> seen;
-  auto only = [&](const weft::detail::TaskNode* want) {
-    return [&seen, want](const weft::detail::TaskNode* t) {
-      seen.push_back(t);
-      return t == want;
-    };
+  bool pushed_back = false;
+  auto claim = [&](const weft::detail::TaskNode* want) {
+    return d.claim_bottom_if(
+        [&seen, want](const weft::detail::TaskNode* t) {
+          seen.push_back(t);
+          return t == want;
+        },
+        pushed_back);
   };
   // The newest is tasks[3]: asked for another, it goes back where it was.
-  EXPECT_EQ(d.claim_bottom_if(only(&tasks[0])), nullptr);
+  EXPECT_EQ(claim(&tasks[0]), nullptr);
+  EXPECT_TRUE(pushed_back);
   EXPECT_EQ(d.size(), 4);
-  EXPECT_EQ(d.claim_bottom_if(only(&tasks[3])), &tasks[3]);
-  EXPECT_EQ(d.claim_bottom_if(only(&tasks[2])), &tasks[2]);
+  EXPECT_EQ(claim(&tasks[3]), &tasks[3]);
+  EXPECT_FALSE(pushed_back);
+  EXPECT_EQ(claim(&tasks[2]), &tasks[2]);
   EXPECT_EQ(seen, (std::vector<const weft::detail::TaskNode*>{&tasks[3], &tasks[3], &tasks[2]}));
   // The rest in their order: owner from the bottom, thief from the top.
   weft::detail::TaskNode* x = nullptr;
   ASSERT_EQ(d.steal(x), weft::detail::Steal::success);
   EXPECT_EQ(x, &tasks[0]);
   // The last task, put back, is still there to pop; an empty deque asks nothing.
-  EXPECT_EQ(d.claim_bottom_if(only(&tasks[0])), nullptr);
+  EXPECT_EQ(claim(&tasks[0]), nullptr);
+  EXPECT_TRUE(pushed_back);
   EXPECT_EQ(d.pop(), &tasks[1]);
   seen.clear();
-  EXPECT_EQ(d.claim_bottom_if(only(&tasks[1])), nullptr);
+  EXPECT_EQ(claim(&tasks[1]), nullptr);
+  EXPECT_FALSE(pushed_back);
   EXPECT_TRUE(seen.empty());
   EXPECT_TRUE(d.empty());
 }

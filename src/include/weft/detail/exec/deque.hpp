@@ -188,20 +188,24 @@ class WorkStealingDeque {
   }
 
   // Owner only: pops the newest task, then keeps it if `wanted(it)` holds,
-  // else pushes it back where it was; nullptr if the deque was empty, a
-  // thief took the last task first, or `wanted` said no. Unlike pop_if(),
-  // `wanted` may read the task: it is the owner's while it looks (claimed
-  // by pop(), so no thief can take, run and free it). The price is pop()'s
-  // fence on a "no" as well. While the task is out, the deque may look
-  // empty to a thief, which may then go to sleep; the task is back at the
-  // bottom of its owner's deque, which the owner (awake: it is here) runs
-  // or sees stolen, so it is not lost, only not announced again.
+  // else pushes it back at the bottom, in its order (`pushed_back` says
+  // so); nullptr if the deque was empty, a thief took the last task first,
+  // or `wanted` said no. Unlike pop_if(), `wanted` may read the task: it is
+  // the owner's while it looks (claimed by pop(), so no thief can take, run
+  // and free it). The price is pop()'s fence on a "no" as well. While the
+  // task was out the deque may have looked empty to a thief, which may
+  // then have gone to sleep: a caller in a pool announces the pushed-back
+  // task as it would a push (PoolCore::republish_own()). The push-back
+  // cannot grow the array: the pop left the size below the capacity that
+  // held the task before.
   template <class Wanted>
-  [[nodiscard]] TaskNode* claim_bottom_if(Wanted&& wanted) {
+  [[nodiscard]] TaskNode* claim_bottom_if(Wanted&& wanted, bool& pushed_back) {
+    pushed_back = false;
     if (peek_bottom() == nullptr) return nullptr;  // spares the fence on an empty deque (a hint: pop() decides)
     TaskNode* const t = pop();
     if (t == nullptr || wanted(t)) return t;
-    push(t);  // into the slot it just left: no growth
+    push(t);
+    pushed_back = true;
     return nullptr;
   }
 
