@@ -171,11 +171,12 @@ class PoolCore {
   // and gone to sleep. Publishes them as push() does a task: the fence,
   // mark(), a wake-up (tests/model/injection.pml, BROKEN_TAKE_BACK).
   void republish(Source& s, int slot) noexcept;
-  // Worker w took a task out of its own deque and pushed it back
-  // (WorkStealingDeque::claim_bottom_if()): while it was out the deque
-  // looked empty, and a thief may have gone to sleep. Publishes it as
-  // push() does a worker's task: the fence, then the wake rule.
-  void republish_own(Worker& w) noexcept;
+  // Worker w (the calling thread) pushed to its own deque: a new task
+  // (push()), or one it took out and put back (TaskGroup's join,
+  // WorkStealingDeque::claim_bottom_if(): while it was out the deque looked
+  // empty, and a thief may have gone to sleep). The fence, then the wake
+  // rule (IdleWorkers::notify_for_own_push()).
+  void announce_own_push(Worker& w) noexcept;
 
  private:
   PoolOptions options_;

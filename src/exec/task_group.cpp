@@ -299,7 +299,7 @@ bool TaskGroup::run_mine_at_bottom() noexcept {
   bool pushed_back = false;
   detail::TaskNode* const t = c.worker->source.deque.claim_bottom_if(
       [this](const detail::TaskNode* x) { return is_task_of(x, this); }, pushed_back);
-  if (pushed_back) c.pool->republish_own(*c.worker);  // not ours: back, and announced as a push
+  if (pushed_back) c.pool->announce_own_push(*c.worker);  // not ours: back, and announced as a push
   if (t == nullptr) return false;
   // Ours now: a task of the local count finishes on it (finish_inline()).
   auto* g = static_cast<GroupTaskBase*>(t);

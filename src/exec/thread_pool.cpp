@@ -171,10 +171,15 @@ void PoolCore::push_or_discard(Source& s, TaskNode* t) {
   }
 }
 
-void PoolCore::republish_own(Worker& w) noexcept {
+void PoolCore::announce_own_push(Worker& w) noexcept {
   sched_point();
-  // As in push(): the push-back (store) before reading the idle state, the
-  // light side of the pair against a sleeper's announcement and rescan.
+  // The push (store) must be ordered before reading the idle state (load),
+  // against a worker that announces sleep (RMW) and then rescans the
+  // queues: the store-load pattern of Dekker's mutual exclusion. Without it
+  // a pusher and a sleeper can miss each other. The light side of an
+  // asymmetric pair (the sleeper's heavy_fence() makes it a seq_cst fence
+  // in effect; a plain one where membarrier is not there):
+  // weft/detail/sync/asymmetric_fence.hpp.
   light_fence();
   if (idle_.notify_for_own_push(w.source)) count_wakes_sent(w);
 }
@@ -185,16 +190,7 @@ void PoolCore::push(TaskNode* t) {
     Source& s = ctx.worker->source;
     bump(s.pushed);  // before the push: wait_idle() must never count a completion it has not counted pushed
     push_or_discard(s, t);
-    sched_point();
-    // Our push (store) must be ordered before reading the idle state
-    // (load), against a worker that announces sleep (RMW) and then rescans
-    // the queues — the store-load pattern of Dekker's mutual exclusion.
-    // Without it a submitter and a sleeper can miss each other. The light
-    // side of an asymmetric pair (the sleeper's heavy_fence() makes it a
-    // seq_cst fence in effect; a plain one where membarrier is not there):
-    // weft/detail/sync/asymmetric_fence.hpp.
-    light_fence();
-    if (idle_.notify_for_own_push(s)) count_wakes_sent(*ctx.worker);
+    announce_own_push(*ctx.worker);
     return;
   }
   // relaxed: a fast refusal only; the decisive check is after the fence.

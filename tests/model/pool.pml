@@ -53,7 +53,7 @@
  * (The code's nobody-searching branch only spares the size read: after a
  * push the size is at least 1, which wakes as well. So the broken variant
  * below needs both of its changes.) A task the worker took out of its
- * deque and pushed back (PoolCore::republish_own()) is announced the same
+ * deque and pushed back (PoolCore::announce_own_push()) is announced the same
  * way: it is this push.
  *
  * -DBROKEN_OWN_PUSH: the worker's push drops notify_one()'s case and sizes

@@ -195,7 +195,7 @@ class WorkStealingDeque {
   // and free it). The price is pop()'s fence on a "no" as well. While the
   // task was out the deque may have looked empty to a thief, which may
   // then have gone to sleep: a caller in a pool announces the pushed-back
-  // task as it would a push (PoolCore::republish_own()). The push-back
+  // task as it would a push (PoolCore::announce_own_push()). The push-back
   // cannot grow the array: the pop left the size below the capacity that
   // held the task before.
   template <class Wanted>
