@@ -552,8 +552,10 @@ void GraphState::discard_range(TaskNode* t) noexcept {
 // it holds (`credit`: nodes it finished and has not handed back), the nodes
 // it pushed, newest last (the last kRemembered of them), to take back the
 // ones no thief took, and for stats() the nodes it ran and the pool tasks
-// they came in (itself and those it took back).
+// they came in (itself and those it took back). `ctx`: the running
+// thread's worker context, looked up once per task, not once per chain.
 struct GraphState::TaskBooks {
+  WorkerContext& ctx = this_worker();
   std::size_t credit = 0;
   std::size_t ran = 0, tasks = 1;
   static constexpr std::size_t kRemembered = 16;
@@ -667,7 +669,7 @@ void GraphState::run_own_pushed(Worker& w, TaskBooks& books) noexcept {
 // nodes the pool did not (stats(): tasks_run counts every node), hand the
 // credit back.
 void GraphState::end_task(TaskBooks& books) noexcept {
-  WorkerContext& c = this_worker();
+  WorkerContext& c = books.ctx;
   if (c.worker != nullptr && c.pool == pool) {  // else it pushed to an injection deque
     run_own_pushed(*c.worker, books);
     if (books.ran > books.tasks) bump(c.worker->counters.handed_on, books.ran - books.tasks);
@@ -683,7 +685,7 @@ void GraphState::run_chain(GraphNodeData* n, TaskBooks& books) noexcept {
   GraphState& g = *this;
   // A named node is its own task in a trace (nested in the pool's task that
   // ran it, as a chain runs several nodes in one).
-  Worker* const worker = this_worker().worker;
+  Worker* const worker = books.ctx.worker;
   Worker* const traced = worker != nullptr && worker->trace ? worker : nullptr;
   while (n != nullptr) {
     GraphNodeData* next = nullptr;
