@@ -1,6 +1,9 @@
 #include "weft/harness/run.hpp"
 
+#include <time.h>
+
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 #include "weft/topo/topology.hpp"
@@ -12,7 +15,48 @@ void StartGate::wait_ready() noexcept {
   while (ready_.load(std::memory_order_relaxed) < expected_) std::this_thread::yield();
 }
 
-void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }
+namespace {
+
+std::int64_t cpu_ns(clockid_t clock) noexcept {
+  timespec ts{};
+  if (clock_gettime(clock, &ts) != 0) return 0;
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// CPU time of every thread of the process but this one (threads that have
+// ended included: the process clock keeps their time).
+std::int64_t others_cpu_ns() noexcept {
+  return cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+}  // namespace
+
+// How long a peer's threads go on spinning after its run is the peer's and
+// the host's business (oneTBB's workers linger, libgomp's team spins through
+// GOMP_SPINCOUNT, whose length in time depends on the CPU's `pause`), so a
+// fixed wait is either too short on some host or wasted on most. Instead:
+// 10 ms windows until one in which the rest of the process used under a
+// tenth of a CPU, at most 250 ms (a peer told to spin for ever,
+// OMP_WAIT_POLICY=active, is then measured as it asked). The process clock
+// counts a thread that runs on another CPU only at the scheduler's tick
+// (every 4 ms at HZ=250), so a window must span a few ticks.
+void settle() {
+  using std::chrono::steady_clock;
+  constexpr auto kWindow = std::chrono::milliseconds(10);
+  constexpr auto kMax = std::chrono::milliseconds(250);
+  const auto start = steady_clock::now();
+  std::int64_t cpu = others_cpu_ns();
+  auto t = start;
+  for (;;) {
+    std::this_thread::sleep_for(kWindow);
+    const std::int64_t cpu2 = others_cpu_ns();
+    const auto t2 = steady_clock::now();
+    const std::int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(t2 - t).count();
+    if ((cpu2 - cpu) * 10 < wall || t2 - start >= kMax) return;
+    cpu = cpu2;
+    t = t2;
+  }
+}
 
 int usable_cpus() { return available_parallelism(); }
 

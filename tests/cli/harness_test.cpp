@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "cli_run.hpp"
@@ -126,6 +128,24 @@ xp::Result labelled_result() {
   d.labels.workload = "spin";
   r.rows = {a, b, c, d};
   return r;
+}
+
+// settle() sits between two timed runs: it must not return while a thread
+// of the previous run still burns a CPU (a peer's workers spinning after
+// their region), whose spin would then eat into the next run's time.
+TEST(Settle, WaitsUntilTheRestOfTheProcessStopsComputing) {
+  std::atomic<bool> stopped{false};
+  std::thread busy([&] {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    stopped.store(true);
+  });
+  // Give the spinner its CPU before settle() starts looking.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  harness::settle();
+  EXPECT_TRUE(stopped.load()) << "settle() returned while another thread was still spinning";
+  busy.join();
 }
 
 TEST(Rows, LookupsByTypedLabels) {
