@@ -1,5 +1,7 @@
 #include "idle_workers.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -24,7 +26,9 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
   std::uint32_t others = searching(idle_state_.fetch_add(kSearching, std::memory_order_release));
   for (bool woken = false;;) {
     // Search for the spin budget (adaptive, like every wait in weft: an
-    // idle pool's searches keep failing and shrink to 1/64 of it), unless
+    // idle pool's searches keep failing and shrink to 1/64 of it; and
+    // stretched up to 8x while a seated caller's tasks come just after the
+    // search gives up, idle_policy.hpp), unless
     // half the workers search already: then go straight to sleep, as Go's
     // and Tokio's schedulers do. More searchers find a task no sooner, and
     // each takes a CPU the submitter or the worker running a task may need
@@ -34,14 +38,17 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     // worker that sleeps without searching is one whose search found
     // nothing, which the protocol covers.
     SpinOutcome spun{false, false, false, 0};  // no spin: nothing for the tuner to learn
+    // Stretched (idle_policy.hpp): a longer budget, without the tuner.
+    const bool stretched = w.stretch.level > 0;
     if (std::exchange(woken, false) || 2 * others < static_cast<std::uint32_t>(pool_.size())) {
       TaskNode* t = nullptr;
       // No yields at the end: a searching worker has nobody to hand its CPU
       // to that parking would not hand it to as well, and each yield delays
       // this worker's next wake-up (spin.hpp).
-      spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; }, opts, 0);
+      spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; },
+                        stretched ? WaitOptions{w.stretch.budget(opts.spin), false} : opts, 0);
       if (t != nullptr) {
-        adapt(spun, opts, 0);
+        if (!stretched) adapt(spun, opts, 0);
         bump(w.counters.spins_found_work);
         return found(w, t);
       }
@@ -49,7 +56,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     // Announce the sleep, then look once more: a submitter that pushed
     // before our announcement either sees it and wakes us, or its push is
     // visible to the rescan (see PoolCore::push()).
-    announce_sleep(w.index, kSleeping - kSearching);
+    announce_sleep(w.index, kSleeping - kSearching, sched_getcpu());
     // acquire (stopping()): a worker that sees the stop leaves, runs its
     // on_worker_stop hook and exits, all after what shutdown()'s thread did
     // before its store. The fence in announce_sleep() orders this load after
@@ -72,6 +79,9 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       if (!was_listed) {
         park(w, WaitOptions{});  // a waker took us off the list: its permit is on its way
         woken = true;
+      } else if (spun.start_ns != 0) {
+        // A task came as the spin ended: it was a little short.
+        w.stretch.climb(spun.start_ns, now_ns(), opts.spin, opts.adaptive, pool_.seat_held());
       }
       if (stopping && !pool_.anything_queued()) return leave();
     } else {
@@ -82,7 +92,14 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       // then).
       if (pool_.stopping() && !pool_.anything_queued()) return leave();
     }
-    adapt(spun, opts, now_ns());
+    if (!stretched) adapt(spun, opts, now_ns());
+    // relaxed: the waker's stamp, ordered before its unpark() (release) and
+    // so before our park()'s return (acquire); a stale one is older than
+    // the spin and counts as "late".
+    if (spun.start_ns != 0) {
+      w.stretch.climb(spun.start_ns, w.woken_at_ns.load(std::memory_order_relaxed), opts.spin, opts.adaptive,
+                      pool_.seat_held());
+    }
     if (TaskNode* mine = pool_.find_task(w)) return found(w, mine);
   }
 }
@@ -200,15 +217,24 @@ std::uint32_t IdleWorkers::wake(std::uint32_t want, std::uint32_t max_searching)
 }
 
 int IdleWorkers::lease_sleeper() noexcept {
+  const int here = sched_getcpu();
   std::lock_guard lock(sleepers_mutex_);
   if (sleepers_.empty()) return -1;
-  // The most recent sleeper, as wake() takes: with a caller that calls
+  // The sleeper that last ran on the caller's CPU sits out, so the workers
+  // the caller's pushes wake last ran elsewhere (pick_sleeper() says why);
+  // among equals the most recent, as wake() takes: with a caller that calls
   // again and again, the same worker sits out each time.
-  const int w = sleepers_.back();
-  sleepers_.pop_back();
+  const int w = take_sleeper(here);
   // relaxed: under the lock, as every sleep transition. A submitter that
   // read the count before this wakes from the list, which no longer has w.
   idle_state_.fetch_sub(kSleeping, std::memory_order_relaxed);
+  return w;
+}
+
+int IdleWorkers::take_sleeper(int cpu) noexcept {
+  const std::size_t i = pick_sleeper(sleepers_, sleeper_cpu_, cpu);
+  const int w = sleepers_[i];
+  sleepers_.erase(sleepers_.begin() + static_cast<std::ptrdiff_t>(i));
   return w;
 }
 
@@ -228,11 +254,14 @@ void IdleWorkers::dekker_fence(std::uint64_t after, std::uint32_t self_running) 
   }
 }
 
-void IdleWorkers::announce_sleep(int w, std::uint64_t delta) noexcept {
+void IdleWorkers::announce_sleep(int w, std::uint64_t delta, int cpu) noexcept {
   std::uint64_t after;
   {
     std::lock_guard lock(sleepers_mutex_);
     sleepers_.push_back(w);
+    const auto i = static_cast<std::size_t>(w);
+    if (sleeper_cpu_.size() <= i) sleeper_cpu_.resize(i + 1, -1);
+    if (cpu >= 0) sleeper_cpu_[i] = cpu;
     // seq_cst (acquire, for dekker_fence()): see PoolCore::push().
     after = idle_state_.fetch_add(delta, std::memory_order_seq_cst) + delta;
   }
@@ -250,7 +279,7 @@ void IdleWorkers::return_sleeper(int w) noexcept {
   // seen by the rescan; a push after it sees w listed and wakes it. The
   // epoch bump lets a quiescence waiter look again (the seated caller's
   // completions may have made the pool quiescent).
-  announce_sleep(w, kSleeping);
+  announce_sleep(w, kSleeping, -1);
   if (pool_.anything_queued()) notify_one();
 }
 

@@ -117,7 +117,12 @@ class IdleWorkers {
   // epoch, then fences, so the caller's rescan of the queues follows it. By
   // a worker about to park (searching -> sleeping), and by return_sleeper()
   // for a leased worker still parked (-> sleeping).
-  void announce_sleep(int w, std::uint64_t delta) noexcept;
+  // `cpu`: where w runs as it announces (sched_getcpu()), or -1 to keep
+  // the CPU recorded before (a leased worker has not run since).
+  void announce_sleep(int w, std::uint64_t delta, int cpu) noexcept;
+  // Takes a sleeper off the list, under the mutex, as pick_sleeper()
+  // (weft/detail/exec/idle_policy.hpp) chooses for a caller on `cpu`.
+  int take_sleeper(int cpu) noexcept;
   // The fence between our RMW of the idle word (its result `after`) and
   // our reads of the queues: heavy_fence() while some worker may be
   // running a task (and pushing with light_fence()), else a seq_cst fence.
@@ -131,6 +136,10 @@ class IdleWorkers {
   alignas(kCacheLine) std::atomic<std::uint64_t> idle_state_{0};
   std::mutex sleepers_mutex_;
   std::vector<int> sleepers_;  // parked workers' indices, guarded by sleepers_mutex_
+  // By worker index, guarded by sleepers_mutex_: the CPU each last
+  // announced its sleep on, -1 unknown. Which sleeper the seat leases goes
+  // by it (take_sleeper()).
+  std::vector<int> sleeper_cpu_;
 
   // Bumped by a worker going to sleep; bit 0 = an outside thread waits for
   // quiescence on it.

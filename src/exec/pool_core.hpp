@@ -14,6 +14,7 @@
 
 #include "weft/detail/cache_line.hpp"
 #include "weft/detail/exec/deque.hpp"
+#include "weft/detail/exec/idle_policy.hpp"
 #include "weft/detail/exec/injection_slots.hpp"
 #include "weft/detail/exec/trace_ring.hpp"
 #include "idle_workers.hpp"
@@ -82,6 +83,12 @@ struct alignas(kCacheLine) Worker {
   std::vector<StealRing> ring_kinds;
   std::size_t reach = 0;
   int empty_searches = 0;
+  // Owner only: how far its searches stretch (idle_policy.hpp).
+  SearchStretch stretch;
+  // When a waker last unparked this worker (now_ns()), for the stretch. Written
+  // by the waker before unpark(), relaxed: the parker's release/acquire
+  // orders it before the worker's read after its park.
+  std::atomic<std::int64_t> woken_at_ns{0};
   // Owner only: looks at the injection slots in a row that found nothing. From
   // kPassesBeforeClearing on, the worker clears the injection bits of
   // slots it finds empty (InjectionSlots::steal()).
@@ -147,7 +154,15 @@ class PoolCore {
   // before its store (the stop hook must not race the owner's last reads).
   bool stopping() const noexcept { return stop_.load(std::memory_order_acquire); }
   // Ends worker i's park (after a waker took it off the sleepers' list).
-  void unpark(int i) noexcept { workers_[static_cast<std::size_t>(i)]->parker.unpark(); }
+  void unpark(int i) noexcept {
+    Worker& w = *workers_[static_cast<std::size_t>(i)];
+    w.woken_at_ns.store(now_ns(), std::memory_order_relaxed);  // relaxed: see Worker::woken_at_ns
+    w.parker.unpark();
+  }
+  // Whether an outside caller holds the seat. relaxed: a hint for the
+  // search's budget (IdleWorkers::search_or_sleep()); nothing is published
+  // through it.
+  bool seat_held() const noexcept { return guest_taken_.load(std::memory_order_relaxed); }
   // Searching plus sleeping workers (a hint: see IdleWorkers::idle_count()).
   std::uint32_t idle_count() const noexcept { return idle_.idle_count(); }
 
