@@ -180,16 +180,4 @@ const nlohmann::json& published(const std::string& key) {
   return it == all.end() ? null_value : *it;
 }
 
-namespace {
-std::int64_t clock_ns(clockid_t id) noexcept {
-  timespec ts{};
-  clock_gettime(id, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-}  // namespace
-
-std::int64_t process_cpu_ns() noexcept { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
-std::int64_t thread_cpu_ns() noexcept { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
-std::int64_t wall_ns() noexcept { return clock_ns(CLOCK_MONOTONIC); }
-
 }  // namespace weft::xp

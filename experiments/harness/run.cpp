@@ -16,20 +16,16 @@ void StartGate::wait_ready() noexcept {
 }
 
 namespace {
-
-std::int64_t cpu_ns(clockid_t clock) noexcept {
+std::int64_t clock_ns(clockid_t id) noexcept {
   timespec ts{};
-  if (clock_gettime(clock, &ts) != 0) return 0;
+  clock_gettime(id, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
-
-// CPU time of every thread of the process but this one (threads that have
-// ended included: the process clock keeps their time).
-std::int64_t others_cpu_ns() noexcept {
-  return cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns(CLOCK_THREAD_CPUTIME_ID);
-}
-
 }  // namespace
+
+std::int64_t process_cpu_ns() noexcept { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
+std::int64_t thread_cpu_ns() noexcept { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+std::int64_t wall_ns() noexcept { return clock_ns(CLOCK_MONOTONIC); }
 
 // How long a peer's threads go on spinning after its run is the peer's and
 // the host's business (oneTBB's workers linger, libgomp's team spins through
@@ -41,18 +37,18 @@ std::int64_t others_cpu_ns() noexcept {
 // counts a thread that runs on another CPU only at the scheduler's tick
 // (every 4 ms at HZ=250), so a window must span a few ticks.
 void settle() {
-  using std::chrono::steady_clock;
-  constexpr auto kWindow = std::chrono::milliseconds(10);
-  constexpr auto kMax = std::chrono::milliseconds(250);
-  const auto start = steady_clock::now();
+  constexpr std::int64_t kWindowMs = 10;
+  constexpr std::int64_t kMaxNs = 250'000'000;
+  // The other threads' CPU time: the process's less this thread's.
+  auto others_cpu_ns = [] { return process_cpu_ns() - thread_cpu_ns(); };
+  const std::int64_t start = wall_ns();
   std::int64_t cpu = others_cpu_ns();
-  auto t = start;
+  std::int64_t t = start;
   for (;;) {
-    std::this_thread::sleep_for(kWindow);
+    std::this_thread::sleep_for(std::chrono::milliseconds(kWindowMs));
     const std::int64_t cpu2 = others_cpu_ns();
-    const auto t2 = steady_clock::now();
-    const std::int64_t wall = std::chrono::duration_cast<std::chrono::nanoseconds>(t2 - t).count();
-    if ((cpu2 - cpu) * 10 < wall || t2 - start >= kMax) return;
+    const std::int64_t t2 = wall_ns();
+    if ((cpu2 - cpu) * 10 < t2 - t || t2 - start >= kMaxNs) return;
     cpu = cpu2;
     t = t2;
   }

@@ -139,7 +139,7 @@ TEST(Settle, WaitsUntilTheRestOfTheProcessStopsComputing) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
     while (std::chrono::steady_clock::now() < until) {
     }
-    stopped.store(true);
+    stopped.store(true);  // seq_cst (the default): a flag read once, after settle(); no order to save
   });
   // Give the spinner its CPU before settle() starts looking.
   std::this_thread::sleep_for(std::chrono::milliseconds(1));

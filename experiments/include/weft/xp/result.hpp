@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "weft/harness/run.hpp"
 #include "weft/xp/stats.hpp"
 
 namespace weft::xp {
@@ -127,9 +128,10 @@ Row make_row(std::string variant, int threads, std::string metric, std::string u
 // with another metric, unit and samples.
 Row with_metric(Row base, std::string metric, std::string unit, std::vector<double> samples);
 
-// CPU time of the whole process and of the calling thread, in ns.
-std::int64_t process_cpu_ns() noexcept;
-std::int64_t thread_cpu_ns() noexcept;
-std::int64_t wall_ns() noexcept;
+// CPU time of the whole process and of the calling thread, and wall time,
+// in ns: the harness's clocks.
+using harness::process_cpu_ns;
+using harness::thread_cpu_ns;
+using harness::wall_ns;
 
 }  // namespace weft::xp

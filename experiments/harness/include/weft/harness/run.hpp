@@ -15,6 +15,12 @@
 
 namespace weft::harness {
 
+// CPU time of the whole process (threads that have ended included) and of
+// the calling thread, and the monotonic clock, in ns.
+std::int64_t process_cpu_ns() noexcept;
+std::int64_t thread_cpu_ns() noexcept;
+std::int64_t wall_ns() noexcept;
+
 // N threads call arrive_and_wait(); the coordinator waits for all of them to
 // be up (pinned, allocated) and then opens the gate, so that the timed
 // region starts with every thread ready rather than with thread creation.
