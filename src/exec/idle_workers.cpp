@@ -15,6 +15,11 @@
 
 namespace weft::detail {
 
+void IdleWorkers::size_for(int workers) {
+  sleepers_.reserve(static_cast<std::size_t>(workers));
+  sleeper_cpu_.assign(static_cast<std::size_t>(workers), -1);
+}
+
 TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
   const WaitOptions& opts = pool_.wait_options();
   // release: a sleeper whose announcement comes after this in the word's
@@ -258,10 +263,8 @@ void IdleWorkers::announce_sleep(int w, std::uint64_t delta, int cpu) noexcept {
   std::uint64_t after;
   {
     std::lock_guard lock(sleepers_mutex_);
-    sleepers_.push_back(w);
-    const auto i = static_cast<std::size_t>(w);
-    if (sleeper_cpu_.size() <= i) sleeper_cpu_.resize(i + 1, -1);
-    if (cpu >= 0) sleeper_cpu_[i] = cpu;
+    sleepers_.push_back(w);  // no allocation: size_for() reserved room for every worker
+    if (cpu >= 0) sleeper_cpu_[static_cast<std::size_t>(w)] = cpu;
     // seq_cst (acquire, for dekker_fence()): see PoolCore::push().
     after = idle_state_.fetch_add(delta, std::memory_order_seq_cst) + delta;
   }

@@ -28,6 +28,10 @@ class IdleWorkers {
  public:
   explicit IdleWorkers(PoolCore& pool) noexcept : pool_(pool) {}
 
+  // Before any worker starts: room for `workers` sleepers, so that no sleep
+  // transition allocates under the sleepers' mutex.
+  void size_for(int workers);
+
   // Called by worker `w` when its deque and one steal round came up empty:
   // searches for the spin budget, then sleeps until woken, and again, until
   // it finds a task (returned) or the pool stops with nothing queued (null).
@@ -136,9 +140,9 @@ class IdleWorkers {
   alignas(kCacheLine) std::atomic<std::uint64_t> idle_state_{0};
   std::mutex sleepers_mutex_;
   std::vector<int> sleepers_;  // parked workers' indices, guarded by sleepers_mutex_
-  // By worker index, guarded by sleepers_mutex_: the CPU each last
-  // announced its sleep on, -1 unknown. Which sleeper the seat leases goes
-  // by it (take_sleeper()).
+  // By worker index, guarded by sleepers_mutex_ (sized by size_for()): the
+  // CPU each last announced its sleep on, -1 unknown. Which sleeper the seat
+  // leases goes by it (take_sleeper()).
   std::vector<int> sleeper_cpu_;
 
   // Bumped by a worker going to sleep; bit 0 = an outside thread waits for

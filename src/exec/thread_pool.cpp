@@ -82,6 +82,7 @@ PoolCore::PoolCore(PoolOptions options, ThreadPool* owner_pool)
     w->rng = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(i + 1);
     workers_.push_back(std::move(w));
   }
+  idle_.size_for(n);
   // The seat's guest: every worker one ring away (its thread's CPU is
   // whatever the caller's is); its index is the leased worker's while seated.
   guest_ = std::make_unique<Worker>();

@@ -59,9 +59,8 @@ struct SearchStretch {
 // timehist`) it left one queued there behind the running waker, with the
 // other CPU idle, until the next load balance up to a tick (4 ms) later. A
 // worker that last ran on the caller's CPU is the one to leave parked:
-// the one woken then last ran elsewhere. On that host `weft pfor`'s sum of
-// 10^7 ints (a fresh pool per run) went from 3.1-3.3 ms with runs at
-// 5.6-5.8 to 2.9-3.1 ms with none above 3.9.
+// the one woken then last ran elsewhere (its effect on `weft pfor`'s sum:
+// docs/design/pool.md, "The calling thread is one of the P").
 inline constexpr std::size_t kPlacementLook = 8;
 inline std::size_t pick_sleeper(const std::vector<int>& sleepers, const std::vector<int>& cpu_of,
                                 int cpu) noexcept {
