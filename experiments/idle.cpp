@@ -289,7 +289,7 @@ const Register<IdleParams> reg{{
     .article = {},  // weft's own
     .title = "What an idle pool burns, and what its spin buys",
     .summary = "CPU burnt by an idle pool and by one task per millisecond, and the latency from post to start",
-    .seconds = {5, 20, 60},
+    .seconds = {8, 20, 60},
     .options = {real("--seconds", &IdleParams::seconds, "Idle phase length; the tick phase is twice it", 0.05, 60,
                      false),
                 // One count; unset (0) is available_parallelism().

@@ -411,7 +411,7 @@ const Register<IoParams> reg{{
     .article = "003_ders",
     .title = "File copies: byte by byte and by blocks",
     .summary = "Byte-by-byte and block file copies: stdio, iostream, weft (Derevyago, the ders library)",
-    .seconds = {3, 8, 20},
+    .seconds = {5, 8, 20},
     .options = {size_option(),
                 custom<IoParams>(
                     "--tmpdir", "Directory for the files", "$TMPDIR or /tmp",

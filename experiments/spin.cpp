@@ -526,7 +526,7 @@ const Register<SpinParams> reg{{
     .title = "How lock waiters wait",
     .summary =
         "How lock waiters wait: busy, yield, sleep, pause backoff (Intel: sleep loops for power and performance)",
-    .seconds = {10, 40, 90},
+    .seconds = {4, 40, 90},
     .options = {names("--granularity,-g", &SpinParams::granularities,
                       "Work per item (coarse 100 us, medium 10 us, fine 1 us)", "granularity", spin_granularities),
                 real("--work-ms", &SpinParams::work_ms, "Computation per run in ms, summed over its items", 1, 600'000,
@@ -536,7 +536,7 @@ const Register<SpinParams> reg{{
                 counts("--threads,-t", &SpinParams::threads, "Thread counts", {}, 1024),
                 variants(&SpinParams::variants, spin_variants, "--variant,-v"), reps(&SpinParams::reps)},
     .sizes = {[](SpinParams& p) {
-                p.work_ms = 400;
+                p.work_ms = 150;
                 p.time_limit_s = 5;
                 p.threads = {2, 8};
                 p.granularities = {"medium"};

@@ -647,7 +647,7 @@ const Register<SuiteParams> reg{{
     .summary = "The recursive benchmarks task runtimes are compared on (fib, skynet, nqueens, integrate, matmul, "
                "UTS T1/T3, knapsack): weft's TaskGroup and coroutines against oneTBB and OpenMP tasks, with "
                "speed-up, ns per task and peak memory",
-    .seconds = {12, 75, 300},
+    .seconds = {15, 75, 300},
     .options = {names("--workload", &SuiteParams::workloads, "Workloads", "workload", suite_workloads,
                       "all but uts-t1l,uts-t3l"),
                 integer("--fib", &SuiteParams::fib_n, "fib(n), no cutoff: ~1.6^n tasks", 2, 45),

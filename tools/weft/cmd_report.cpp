@@ -201,7 +201,7 @@ xp::Result run_report_ring(const xp::Experiment& e, Level level, Shown& shown) {
     // Spinning flags crawl at a scheduler tick per hop here: bound them by
     // time, and give the sleeping flags a count they finish quickly.
     three.push_back({"--hops", {"50000"}});
-    three.push_back({"--time-limit", {level == Level::quick ? "0.5" : level == Level::standard ? "1" : "5"}});
+    three.push_back({"--time-limit", {level == Level::quick ? "0.25" : level == Level::standard ? "1" : "5"}});
   }
   xp::Result r = run_shown(e, level, {{"--threads", {"2"}}}, shown);
   const xp::Result r3 = run_shown(e, level, three, shown);
@@ -430,7 +430,7 @@ const Register reg{{
       auto o = std::make_shared<ReportOptions>();
       auto* sub = app.add_subcommand(
           "report", "Run every experiment and write a report directory: index.html, figures, results.json");
-      sub->add_flag("--quick", o->quick, "Smaller sizes (about a minute on 2 CPUs)");
+      sub->add_flag("--quick", o->quick, "Smaller sizes (about 90 s on 2 CPUs)");
       sub->add_flag("--full", o->full, "Every experiment at its largest size: more repetitions, larger runs");
       sub->add_option("--out,-o", o->out, "Report directory (default weft-report)");
       sub->add_flag("--force", o->force, "Write into a non-empty directory (replacing an earlier report)");
