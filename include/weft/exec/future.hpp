@@ -123,9 +123,27 @@ class PoolCore;
 // Queues a continuation's task on `pool`. A pool that refuses it (shut
 // down) discards it, which cancels a continuation's task.
 void push_continuation(PoolCore& pool, TaskNode* t) noexcept;
-// The pool of the calling worker, else the process's default pool: where a
-// node that no pool produced (when_all of nothing) sends its continuations.
+// The pool of the task this thread runs in place (RunningInPlace), else
+// of the calling worker (or seat holder), else null: ThreadPool::current().
+PoolCore* current_pool() noexcept;
+// current_pool(), else the process's default pool: where a node that no
+// pool produced (when_all of nothing) sends its continuations, and where a
+// TaskGroup that names no pool runs.
 PoolCore& current_or_default_pool();
+// While a thread runs one of `pool`'s tasks in place (Future::get() of a
+// task no worker has started), that task still belongs to `pool`:
+// current_pool() names it, so the groups and joins it makes without naming
+// a pool run there, not on the default pool. Nests; null changes nothing.
+class RunningInPlace {
+ public:
+  explicit RunningInPlace(PoolCore* pool) noexcept;
+  ~RunningInPlace();
+  RunningInPlace(const RunningInPlace&) = delete;
+  RunningInPlace& operator=(const RunningInPlace&) = delete;
+
+ private:
+  PoolCore* saved_;
+};
 PoolCore& core_of(ThreadPool& pool) noexcept;
 // True on a worker thread of `pool`.
 bool on_worker_of(const PoolCore& pool) noexcept;
@@ -390,8 +408,12 @@ class Future {
     // worker's claim clears it, after which the node is no longer queued.
     const bool spawned_coroutine =
         (s_->state.load(std::memory_order_relaxed) & detail::FutureState<T>::kBlocked) != 0;
-    if (may_inline && !spawned_coroutine && detail::run_if_still_queued(s_) && ready()) return;
+    if (may_inline && !spawned_coroutine) {
+      const detail::RunningInPlace here(s_->pool);
+      if (detail::run_if_still_queued(s_) && ready()) return;
+    }
     if (may_inline && s_->claim()) {
+      const detail::RunningInPlace here(s_->pool);
       s_->run_claimed();
       return;
     }

@@ -195,9 +195,10 @@ class ThreadPool {
   /// outside thread in the pool's seat has the index of the worker sitting
   /// out for it, which runs nothing meanwhile: one thread per index.
   static int current_worker_index() noexcept;
-  /// The pool whose worker is calling (or whose seat the caller holds),
-  /// nullptr on any other thread: recursive code finds its pool without
-  /// passing it down, as oneTBB's and OpenMP's tasks find theirs.
+  /// The pool whose worker is calling (or whose seat the caller holds, or
+  /// whose task the caller runs in place: Future::get() of a task no worker
+  /// has started), nullptr on any other thread: recursive code finds its
+  /// pool without passing it down, as oneTBB's and OpenMP's tasks find theirs.
   [[nodiscard]] static ThreadPool* current() noexcept;
   /// How a worker's push is ordered against a worker going to sleep, for
   /// the process (decided once, when the first pool starts, or here):

@@ -86,6 +86,42 @@ TEST(TaskGroup, TheDefaultGroupRunsOnTheCallingWorkersPool) {
   EXPECT_EQ(weft::ThreadPool::current(), nullptr);  // this thread is no worker
 }
 
+// get() from outside runs a task that no worker has started in place. The
+// task is still the pool's: current() names it there, and a default group
+// made in it runs on it, not on weft::default_pool().
+TEST(TaskGroup, ATaskGetRunsInPlaceStillFindsItsPool) {
+  weft::test::Watchdog dog("a task run in place by get()");
+  weft::ThreadPool pool(workers(1));
+  std::atomic<bool> release{false};
+  std::atomic<bool> blocking{false};
+  pool.post([&] {  // holds the one worker, so the next task stays queued
+    blocking.store(true);
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!blocking.load()) std::this_thread::yield();
+  const std::thread::id here = std::this_thread::get_id();
+  std::atomic<int> children_on_pool{0};
+  auto f = pool.submit([&] {
+    const bool in_place = std::this_thread::get_id() == here;
+    const weft::ThreadPool* seen = weft::ThreadPool::current();
+    weft::TaskGroup g;  // no pool named: the current one
+    for (int i = 0; i < 8; ++i)
+      g.run([&] {
+        if (weft::ThreadPool::current() == &pool) children_on_pool.fetch_add(1);
+      });
+    release.store(true);  // the worker may go on: the group's tasks wait for it
+    g.wait();
+    return std::pair{in_place, seen};
+  });
+  const auto [in_place, seen] = f.get();
+  release.store(true);  // if a worker ran the task after all
+  pool.wait_idle();
+  EXPECT_TRUE(in_place) << "the worker was held: get() should have run the task here";
+  EXPECT_EQ(seen, &pool);
+  EXPECT_EQ(children_on_pool.load(), 8);
+  EXPECT_EQ(weft::ThreadPool::current(), nullptr);  // only while the task runs
+}
+
 TEST(TaskGroup, FirstExceptionRethrownAllChildrenRun) {
   weft::ThreadPool pool(workers(2));
   weft::TaskGroup g(pool);
