@@ -26,17 +26,16 @@ void push_continuation(PoolCore& pool, TaskNode* t) noexcept {
 // The context's pool is only ever set together with its worker.
 bool on_worker_of(const PoolCore& pool) noexcept { return this_worker().pool == &pool; }
 
-namespace {
-// Only this thread reads or writes it: no atomics.
-thread_local constinit PoolCore* t_in_place = nullptr;
-}  // namespace
-
-RunningInPlace::RunningInPlace(PoolCore* pool) noexcept : saved_(t_in_place) {
-  if (pool != nullptr) t_in_place = pool;
+// in_place: only this thread reads or writes it, so no atomics.
+RunningInPlace::RunningInPlace(PoolCore* pool) noexcept : saved_(this_worker().in_place) {
+  if (pool != nullptr) this_worker().in_place = pool;
 }
-RunningInPlace::~RunningInPlace() { t_in_place = saved_; }
+RunningInPlace::~RunningInPlace() { this_worker().in_place = saved_; }
 
-PoolCore* current_pool() noexcept { return t_in_place != nullptr ? t_in_place : this_worker().pool; }
+PoolCore* current_pool() noexcept {
+  const WorkerContext& c = this_worker();
+  return c.pool != nullptr ? c.pool : c.in_place;
+}
 
 PoolCore& current_or_default_pool() {
   if (PoolCore* p = current_pool()) return *p;

@@ -268,6 +268,11 @@ void trace_env_detach(const PoolCore& pool) noexcept;
 struct WorkerContext {
   PoolCore* pool = nullptr;
   Worker* worker = nullptr;
+  // The pool of a task this thread runs in place (RunningInPlace,
+  // weft/exec/future.hpp): ThreadPool::current() when `pool` is null (a
+  // worker's own pool, or a seat's, comes first: what it runs while
+  // helping, or in the seat, is that pool's).
+  PoolCore* in_place = nullptr;
 };
 extern thread_local constinit WorkerContext t_this_worker;
 inline WorkerContext& this_worker() noexcept { return t_this_worker; }

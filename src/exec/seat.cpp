@@ -64,7 +64,10 @@ int PoolCore::seat_begin() noexcept {
   // worker runs nothing until the seat is given back.
   guest_->index = leased;
   guest_->counters.since_ns = now_ns();
-  ctx = {this, guest_.get()};
+  // Field by field: a task this thread runs in place (ctx.in_place) goes
+  // on being that pool's once the seat is given back.
+  ctx.pool = this;
+  ctx.worker = guest_.get();
   return leased;
 }
 
@@ -74,7 +77,9 @@ void PoolCore::seat_end(int leased) noexcept {
   // batch) goes in now, before it stops being one and nobody would.
   run_deferred();
   bump(g.counters.busy_ns, static_cast<std::uint64_t>(now_ns() - g.counters.since_ns));
-  this_worker() = {};
+  WorkerContext& ctx = this_worker();
+  ctx.pool = nullptr;
+  ctx.worker = nullptr;
   idle_.return_sleeper(leased);
   // release: our use of the guest happens before the next holder's.
   guest_taken_.store(false, std::memory_order_release);

@@ -1,4 +1,5 @@
 #include "weft/detail/exec/remote_wait.hpp"
+#include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 
 #include <gtest/gtest.h>
@@ -120,6 +121,52 @@ TEST(TaskGroup, ATaskGetRunsInPlaceStillFindsItsPool) {
   EXPECT_EQ(seen, &pool);
   EXPECT_EQ(children_on_pool.load(), 8);
   EXPECT_EQ(weft::ThreadPool::current(), nullptr);  // only while the task runs
+}
+
+// The same task, in place, takes another pool's seat for a loop: inside
+// the loop that pool is current, and once the seat is given back the
+// task's own pool is again (the seat must not wipe it).
+TEST(TaskGroup, ATaskRunInPlaceKeepsItsPoolAcrossAnotherPoolsSeat) {
+  weft::test::Watchdog dog("a task run in place, seated in another pool");
+  weft::ThreadPool home(workers(1));
+  weft::ThreadPool other(workers(2));
+  std::atomic<bool> release{false};
+  std::atomic<bool> blocking{false};
+  home.post([&] {
+    blocking.store(true);
+    while (!release.load()) std::this_thread::yield();
+  });
+  while (!blocking.load()) std::this_thread::yield();
+  struct Seen {
+    bool in_place = false;
+    int seated_loops = 0;      // loops in which this thread held other's seat
+    bool body_on_other = true;  // every body saw `other` as current
+    bool home_after = true;     // `home` was current after every loop
+  };
+  auto f = home.submit([&] {
+    Seen s;
+    s.in_place = weft::ThreadPool::current() == &home;
+    for (int attempt = 0; attempt < 200 && s.seated_loops < 3; ++attempt) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // other's workers park: a seat to lease
+      const std::uint64_t before = other.stats().seated.tasks_run;
+      std::atomic<bool> ok{true};
+      weft::parallel_for(other, 0, 256, [&](int) {
+        if (weft::ThreadPool::current() != &other) ok.store(false);
+      });
+      if (other.stats().seated.tasks_run != before) ++s.seated_loops;
+      s.body_on_other = s.body_on_other && ok.load();
+      s.home_after = s.home_after && weft::ThreadPool::current() == &home;
+    }
+    release.store(true);
+    return s;
+  });
+  const Seen s = f.get();
+  release.store(true);
+  home.wait_idle();
+  ASSERT_TRUE(s.in_place) << "the worker was held: get() should have run the task here";
+  EXPECT_GE(s.seated_loops, 1) << "no loop took other's seat: the check below did not run";
+  EXPECT_TRUE(s.body_on_other);
+  EXPECT_TRUE(s.home_after);
 }
 
 TEST(TaskGroup, FirstExceptionRethrownAllChildrenRun) {
