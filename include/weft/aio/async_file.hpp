@@ -13,7 +13,7 @@
 /// - Operations go to one io_uring per process (Debian's liburing), shared
 ///   by every pool; a completion thread sleeps in the kernel until one
 ///   finishes (nothing spins) and queues the coroutine back on its pool (a
-///   weft::Task's own, else the calling worker's, else the default pool).
+///   weft::Task's own, else ThreadPool::current(), else the default pool).
 ///   At most 256 operations are in the kernel at once; more wait in line.
 /// - Where io_uring is not available (an old kernel; a container or
 ///   seccomp policy that refuses io_uring_setup with ENOSYS or EPERM), the

@@ -13,7 +13,7 @@
 /// Contract
 /// - First come, first served: release() hands the unit straight to the
 ///   longest-waiting coroutine (which resumes on its pool: a weft::Task's
-///   own, else the calling worker's, else the default pool), so nobody
+///   own, else ThreadPool::current(), else the default pool), so nobody
 ///   overtakes a waiter and no wake-up is lost. try_acquire()/try_lock()
 ///   fail while anyone waits.
 /// - Each wait takes a stop token (the one given, else the Task's own): a

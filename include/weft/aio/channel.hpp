@@ -25,8 +25,8 @@
 ///   when it is destroyed (and is destroyed then).
 /// - close() wakes every waiter; pushes after it yield false, pops drain
 ///   what is left, then yield nullopt. Closing twice is harmless.
-/// - A waiting coroutine resumes on its pool (a weft::Task's own, else the
-///   calling worker's, else the default pool); a push or pop that need not
+/// - A waiting coroutine resumes on its pool (a weft::Task's own, else
+///   ThreadPool::current(), else the default pool); a push or pop that need not
 ///   wait goes on without suspending. Each takes a stop token (the one
 ///   given, else the Task's own): a stop while waiting takes the waiter out
 ///   of the line and the co_await throws weft::cancelled (a push's value

@@ -9,7 +9,7 @@
 ///
 /// Contract
 /// - The coroutine resumes on its pool — a weft::Task's own (the one spawn(),
-///   sync_wait(pool, …) or schedule() gave it), else the calling worker's,
+///   sync_wait(pool, …) or schedule() gave it), else ThreadPool::current(),
 ///   else weft::default_pool() — no earlier than the deadline.
 /// - No worker waits: one timer thread per process, started by the first
 ///   timer, sleeps on a condition variable until the earliest deadline

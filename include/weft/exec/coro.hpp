@@ -37,7 +37,7 @@
 ///   child but the first on the task's pool — the pool spawn() or
 ///   sync_wait(pool, task) started it on or schedule() last moved it to,
 ///   inherited by every child; with none named (a root run by
-///   sync_wait(task)), the calling worker's pool, else the default pool —
+///   sync_wait(task)), ThreadPool::current(), else the default pool —
 ///   runs the first in place, and resumes the awaiter on the
 ///   thread of the last to finish, with the values in order (std::monostate
 ///   for Task<void>; a vector, or nothing for void, from the vector form).

@@ -410,10 +410,9 @@ class Future {
     // worker's claim clears it, after which the node is no longer queued.
     const bool spawned_coroutine =
         (s_->state.load(std::memory_order_relaxed) & detail::FutureState<T>::kBlocked) != 0;
-    if (may_inline && !spawned_coroutine) {
-      const detail::RunningInPlace here(s_->pool);
-      if (detail::run_if_still_queued(s_) && ready()) return;
-    }
+    // Either way, a task run here from outside the pool is still the
+    // pool's (RunningInPlace; run_if_still_queued() sets it itself).
+    if (may_inline && !spawned_coroutine && detail::run_if_still_queued(s_) && ready()) return;
     if (may_inline && s_->claim()) {
       const detail::RunningInPlace here(s_->pool);
       s_->run_claimed();

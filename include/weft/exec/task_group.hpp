@@ -158,9 +158,10 @@ class TaskGroup {
  public:
   /// An empty group whose tasks run on `pool`.
   explicit TaskGroup(ThreadPool& pool) noexcept : pool_(pool) {}
-  /// An empty group on the calling worker's pool (ThreadPool::current()),
-  /// else on weft::default_pool(), which this may start: recursive code
-  /// need not pass its pool down.
+  /// An empty group on the current pool (ThreadPool::current(): the calling
+  /// worker's, or that of the task the caller runs in place), else on
+  /// weft::default_pool(), which this may start: recursive code need not
+  /// pass its pool down.
   TaskGroup();
   /// Cancelled when a stop is requested on `stop` (at once if it already was).
   TaskGroup(ThreadPool& pool, std::stop_token stop) noexcept

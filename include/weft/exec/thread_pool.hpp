@@ -195,10 +195,15 @@ class ThreadPool {
   /// outside thread in the pool's seat has the index of the worker sitting
   /// out for it, which runs nothing meanwhile: one thread per index.
   static int current_worker_index() noexcept;
-  /// The pool whose worker is calling (or whose seat the caller holds, or
-  /// whose task the caller runs in place: Future::get() of a task no worker
-  /// has started), nullptr on any other thread: recursive code finds its
-  /// pool without passing it down, as oneTBB's and OpenMP's tasks find theirs.
+  /// The pool whose worker is calling (or whose seat the caller holds);
+  /// on a thread that is neither, the pool whose task the caller runs in
+  /// place (get() or wait() of a task no worker has started); else nullptr.
+  /// Recursive code finds its pool without passing it down, as oneTBB's and
+  /// OpenMP's tasks find theirs. Not the same as is_worker(): a task run in
+  /// place has a current pool but no worker index (-1). Its groups go to
+  /// that pool, and its waits from this thread wait for the pool's workers
+  /// (a worker's waits run other tasks; this thread runs only what its
+  /// seat, if it gets one, gives it).
   [[nodiscard]] static ThreadPool* current() noexcept;
   /// How a worker's push is ordered against a worker going to sleep, for
   /// the process (decided once, when the first pool starts, or here):

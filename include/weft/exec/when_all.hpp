@@ -27,7 +27,7 @@
 /// The node's own future behaves like any other: then(), wait, get, and
 /// cancel() while inputs are outstanding (the inputs still run; their
 /// results are dropped). Continuations of it run on the first input's pool
-/// (for when_all of nothing, the calling worker's pool or the default pool).
+/// (for when_all of nothing, ThreadPool::current() or the default pool).
 ///
 /// Memory ordering: each input's result happens before the node's
 /// completion (each arrival is an acq_rel decrement of `remaining`, or for

@@ -2,7 +2,8 @@
 // blocking algorithm, or waits for a TaskGroup, computes as one of the
 // pool's P threads while a parked worker sits out, under that worker's
 // index; at most P threads compute; the seat is given back however the
-// call ends.
+// call ends. Also: a task that get() runs in place on an outside thread
+// stays its pool's, across a seat taken meanwhile.
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/parallel_reduce.hpp"
 #include "weft/exec/pool_stats.hpp"
@@ -204,6 +205,127 @@ TEST(Seat, NestedCallsAndASecondCaller) {
     EXPECT_EQ(other.load(), expected);
     for (std::size_t k = 0; k < hits.size(); ++k) EXPECT_EQ(hits[k].load(), 1) << k;
   }
+}
+
+// ---- tasks run in place by an outside get() ---------------------------------
+
+// A pool of one worker, held by a task until release (or destruction), so
+// that the next task submitted stays queued and get() runs it in place.
+struct HeldPool {
+  std::atomic<bool> release{false};
+  std::atomic<bool> holding{false};
+  weft::ThreadPool pool{parking(1)};
+
+  HeldPool() {
+    pool.post([this] {
+      holding.store(true);
+      while (!release.load()) std::this_thread::yield();
+    });
+    while (!holding.load()) std::this_thread::yield();
+  }
+  ~HeldPool() { release.store(true); }  // before `pool` joins its worker
+};
+
+// The task is still the pool's: current() names it there (with no worker
+// index), and a default group made in it runs on it, not on
+// weft::default_pool().
+TEST(InPlace, ATaskGetRunsHereStillFindsItsPool) {
+  weft::test::Watchdog dog("a task run in place by get()");
+  HeldPool held;
+  weft::ThreadPool& pool = held.pool;
+  const std::thread::id here = std::this_thread::get_id();
+  std::atomic<int> children_on_pool{0};
+  struct Seen {
+    bool in_place;
+    const weft::ThreadPool* current;
+    int index;
+  };
+  auto f = pool.submit([&] {
+    const Seen s{std::this_thread::get_id() == here, weft::ThreadPool::current(),
+                 weft::ThreadPool::current_worker_index()};
+    weft::TaskGroup g;  // no pool named: the current one
+    for (int i = 0; i < 8; ++i)
+      g.run([&] {
+        if (weft::ThreadPool::current() == &pool) children_on_pool.fetch_add(1);
+      });
+    held.release.store(true);  // the worker may go on: the group's tasks wait for it
+    g.wait();
+    return s;
+  });
+  const Seen s = f.get();  // the one worker is held: get() runs the task here
+  pool.wait_idle();
+  EXPECT_TRUE(s.in_place);
+  EXPECT_EQ(s.current, &pool);
+  EXPECT_EQ(s.index, -1);
+  EXPECT_EQ(children_on_pool.load(), 8);
+  EXPECT_EQ(weft::ThreadPool::current(), nullptr);  // only while the task runs
+}
+
+// Run in place inside a task run in place: each sees its own pool, and the
+// outer one's is current again once the inner get() returns.
+TEST(InPlace, NestedRunsInPlaceSeeTheirOwnPools) {
+  weft::test::Watchdog dog("nested tasks run in place");
+  HeldPool a;
+  HeldPool b;
+  const std::thread::id here = std::this_thread::get_id();
+  struct Seen {
+    bool outer_here = false, inner_here = false;
+    const weft::ThreadPool *outer = nullptr, *inner = nullptr, *outer_after = nullptr;
+  };
+  auto f = a.pool.submit([&] {
+    Seen s;
+    s.outer_here = std::this_thread::get_id() == here;
+    s.outer = weft::ThreadPool::current();
+    auto g = b.pool.submit([&] {
+      s.inner_here = std::this_thread::get_id() == here;
+      s.inner = weft::ThreadPool::current();
+    });
+    g.get();
+    s.outer_after = weft::ThreadPool::current();
+    return s;
+  });
+  const Seen s = f.get();
+  EXPECT_TRUE(s.outer_here);
+  EXPECT_TRUE(s.inner_here);
+  EXPECT_EQ(s.outer, &a.pool);
+  EXPECT_EQ(s.inner, &b.pool);
+  EXPECT_EQ(s.outer_after, &a.pool);
+  EXPECT_EQ(weft::ThreadPool::current(), nullptr);
+}
+
+// Such a task takes another pool's seat for a loop: inside the loop that
+// pool is current, and once the seat is given back the task's own pool is
+// again (the seat must not wipe it).
+TEST(InPlace, ATaskRunHereKeepsItsPoolAcrossAnotherPoolsSeat) {
+  weft::test::Watchdog dog("a task run in place, seated in another pool");
+  HeldPool home;
+  weft::ThreadPool other(parking(2));
+  const std::thread::id here = std::this_thread::get_id();
+  struct Seen {
+    bool in_place = false;
+    bool seated = false;       // the loop ran tasks in other's seat
+    bool body_on_other = true;  // every body saw `other` as current
+    const weft::ThreadPool* after = nullptr;
+  };
+  until_all_parked(other);
+  auto f = home.pool.submit([&] {
+    Seen s;
+    s.in_place = std::this_thread::get_id() == here;
+    const std::uint64_t before = other.stats().seated.tasks_run;
+    std::atomic<bool> ok{true};
+    weft::parallel_for(other, 0, 256, [&](int) {
+      if (weft::ThreadPool::current() != &other) ok.store(false);
+    });
+    s.seated = other.stats().seated.tasks_run != before;
+    s.body_on_other = ok.load();
+    s.after = weft::ThreadPool::current();
+    return s;
+  });
+  const Seen s = f.get();
+  EXPECT_TRUE(s.in_place);
+  EXPECT_TRUE(s.seated) << "the loop did not take other's seat: the check below did not run";
+  EXPECT_TRUE(s.body_on_other);
+  EXPECT_EQ(s.after, &home.pool);
 }
 
 }  // namespace

@@ -1,5 +1,4 @@
 #include "weft/detail/exec/remote_wait.hpp"
-#include "weft/exec/parallel_for.hpp"
 #include "weft/exec/task_group.hpp"
 
 #include <gtest/gtest.h>
@@ -85,88 +84,6 @@ TEST(TaskGroup, TheDefaultGroupRunsOnTheCallingWorkersPool) {
   weft::detail::get_remote(f);
   EXPECT_EQ(on_pool.load(), 64);
   EXPECT_EQ(weft::ThreadPool::current(), nullptr);  // this thread is no worker
-}
-
-// get() from outside runs a task that no worker has started in place. The
-// task is still the pool's: current() names it there, and a default group
-// made in it runs on it, not on weft::default_pool().
-TEST(TaskGroup, ATaskGetRunsInPlaceStillFindsItsPool) {
-  weft::test::Watchdog dog("a task run in place by get()");
-  weft::ThreadPool pool(workers(1));
-  std::atomic<bool> release{false};
-  std::atomic<bool> blocking{false};
-  pool.post([&] {  // holds the one worker, so the next task stays queued
-    blocking.store(true);
-    while (!release.load()) std::this_thread::yield();
-  });
-  while (!blocking.load()) std::this_thread::yield();
-  const std::thread::id here = std::this_thread::get_id();
-  std::atomic<int> children_on_pool{0};
-  auto f = pool.submit([&] {
-    const bool in_place = std::this_thread::get_id() == here;
-    const weft::ThreadPool* seen = weft::ThreadPool::current();
-    weft::TaskGroup g;  // no pool named: the current one
-    for (int i = 0; i < 8; ++i)
-      g.run([&] {
-        if (weft::ThreadPool::current() == &pool) children_on_pool.fetch_add(1);
-      });
-    release.store(true);  // the worker may go on: the group's tasks wait for it
-    g.wait();
-    return std::pair{in_place, seen};
-  });
-  const auto [in_place, seen] = f.get();
-  release.store(true);  // if a worker ran the task after all
-  pool.wait_idle();
-  EXPECT_TRUE(in_place) << "the worker was held: get() should have run the task here";
-  EXPECT_EQ(seen, &pool);
-  EXPECT_EQ(children_on_pool.load(), 8);
-  EXPECT_EQ(weft::ThreadPool::current(), nullptr);  // only while the task runs
-}
-
-// The same task, in place, takes another pool's seat for a loop: inside
-// the loop that pool is current, and once the seat is given back the
-// task's own pool is again (the seat must not wipe it).
-TEST(TaskGroup, ATaskRunInPlaceKeepsItsPoolAcrossAnotherPoolsSeat) {
-  weft::test::Watchdog dog("a task run in place, seated in another pool");
-  weft::ThreadPool home(workers(1));
-  weft::ThreadPool other(workers(2));
-  std::atomic<bool> release{false};
-  std::atomic<bool> blocking{false};
-  home.post([&] {
-    blocking.store(true);
-    while (!release.load()) std::this_thread::yield();
-  });
-  while (!blocking.load()) std::this_thread::yield();
-  struct Seen {
-    bool in_place = false;
-    int seated_loops = 0;      // loops in which this thread held other's seat
-    bool body_on_other = true;  // every body saw `other` as current
-    bool home_after = true;     // `home` was current after every loop
-  };
-  auto f = home.submit([&] {
-    Seen s;
-    s.in_place = weft::ThreadPool::current() == &home;
-    for (int attempt = 0; attempt < 200 && s.seated_loops < 3; ++attempt) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // other's workers park: a seat to lease
-      const std::uint64_t before = other.stats().seated.tasks_run;
-      std::atomic<bool> ok{true};
-      weft::parallel_for(other, 0, 256, [&](int) {
-        if (weft::ThreadPool::current() != &other) ok.store(false);
-      });
-      if (other.stats().seated.tasks_run != before) ++s.seated_loops;
-      s.body_on_other = s.body_on_other && ok.load();
-      s.home_after = s.home_after && weft::ThreadPool::current() == &home;
-    }
-    release.store(true);
-    return s;
-  });
-  const Seen s = f.get();
-  release.store(true);
-  home.wait_idle();
-  ASSERT_TRUE(s.in_place) << "the worker was held: get() should have run the task here";
-  EXPECT_GE(s.seated_loops, 1) << "no loop took other's seat: the check below did not run";
-  EXPECT_TRUE(s.body_on_other);
-  EXPECT_TRUE(s.home_after);
 }
 
 TEST(TaskGroup, FirstExceptionRethrownAllChildrenRun) {

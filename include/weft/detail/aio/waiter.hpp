@@ -71,8 +71,8 @@ struct Waiter : TaskNode {
   Waiter(const Waiter&) = delete;
   Waiter& operator=(const Waiter&) = delete;
 
-  // The waiting coroutine's pool (a weft Task's own, else the calling
-  // worker's, else the default pool) and its stop token (the one given, else
+  // The waiting coroutine's pool (a weft Task's own, else
+  // ThreadPool::current(), else the default pool) and its stop token (the one given, else
   // a weft Task's own).
   template <class P>
   void bind(std::coroutine_handle<P> coro, std::stop_token& stop) {

@@ -185,7 +185,7 @@ struct PromiseBase {
   // The pool the task belongs to: the one spawn() queued it on or the last
   // schedule() moved it to, else its awaiter's (children inherit it);
   // when_all queues children there. nullptr: none named (a root started by
-  // sync_wait(task)): the calling worker's pool, else the default pool.
+  // sync_wait(task)): ThreadPool::current(), else the default pool.
   PoolCore* pool_ = nullptr;
 
   // always_inline: a frame's allocation on every call of a task, which
