@@ -84,9 +84,6 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       if (!was_listed) {
         park(w, WaitOptions{});  // a waker took us off the list: its permit is on its way
         woken = true;
-      } else if (spun.start_ns != 0) {
-        // A task came as the spin ended: it was a little short.
-        w.stretch.climb(spun.start_ns, now_ns(), opts.spin, opts.adaptive, pool_.seat_held());
       }
       if (stopping && !pool_.anything_queued()) return leave();
     } else {
@@ -97,13 +94,16 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       // then).
       if (pool_.stopping() && !pool_.anything_queued()) return leave();
     }
-    if (!stretched) adapt(spun, opts, now_ns());
-    // relaxed: the waker's stamp, ordered before its unpark() (release) and
-    // so before our park()'s return (acquire); a stale one is older than
-    // the spin and counts as "late".
+    const std::int64_t now = now_ns();
+    if (!stretched) adapt(spun, opts, now);
     if (spun.start_ns != 0) {
-      w.stretch.climb(spun.start_ns, w.woken_at_ns.load(std::memory_order_relaxed), opts.spin, opts.adaptive,
-                      pool_.seat_held());
+      // When the task that ended this search came: the waker's stamp if we
+      // parked (`woken`), else now, as our rescan found it (the spin was a
+      // little short). One climb per search. relaxed: the stamp is written
+      // before unpark() (release) and read after our park()'s return
+      // (acquire); a stale one is older than the spin and counts as late.
+      const std::int64_t task_at = woken ? w.woken_at_ns.load(std::memory_order_relaxed) : now;
+      w.stretch.climb(spun.start_ns, task_at, opts.spin, opts.adaptive, pool_.seat_held());
     }
     if (TaskNode* mine = pool_.find_task(w)) return found(w, mine);
   }
