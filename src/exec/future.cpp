@@ -32,11 +32,6 @@ RunningInPlace::RunningInPlace(PoolCore* pool) noexcept : saved_(this_worker().i
 }
 RunningInPlace::~RunningInPlace() { this_worker().in_place = saved_; }
 
-PoolCore* current_pool() noexcept {
-  const WorkerContext& c = this_worker();
-  return c.pool != nullptr ? c.pool : c.in_place;
-}
-
 PoolCore& current_or_default_pool() {
   if (PoolCore* p = current_pool()) return *p;
   return core_of(default_pool());

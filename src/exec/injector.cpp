@@ -87,12 +87,10 @@ bool run_if_still_queued(TaskNode* t) noexcept {
   // Taken back before any worker saw it: it no longer counts as pushed.
   // relaxed: owner-written counter, read by quiescent() (thread_pool.cpp) after its seq_cst fence.
   s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-  // Still the pool's task (RunningInPlace, weft/exec/future.hpp), set here
-  // rather than around the call: a worker's get() takes the branch above.
-  PoolCore* const outer = c.in_place;
-  c.in_place = cache.pool;
+  // Still the pool's task, scoped here rather than around the call: a
+  // worker's get() takes the branch above and needs no scope.
+  const RunningInPlace here(cache.pool);
   t->execute(t);
-  c.in_place = outer;
   return true;
 }
 

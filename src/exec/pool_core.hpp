@@ -276,5 +276,12 @@ struct WorkerContext {
 };
 extern thread_local constinit WorkerContext t_this_worker;
 inline WorkerContext& this_worker() noexcept { return t_this_worker; }
+// ThreadPool::current()'s pool: the worker's (or seat's), else that of the
+// task this thread runs in place, else null. Inline: one TLS access, on
+// every fork of recursive code that asks for its pool.
+inline PoolCore* current_pool() noexcept {
+  const WorkerContext& c = this_worker();
+  return c.pool != nullptr ? c.pool : c.in_place;
+}
 
 }  // namespace weft::detail

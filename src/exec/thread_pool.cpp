@@ -342,8 +342,7 @@ void PoolCore::record_exception(std::exception_ptr e) noexcept {
 ThreadPool::ThreadPool(PoolOptions options)
     : core_(std::make_unique<detail::PoolCore>(std::move(options), this)) {}
 ThreadPool* ThreadPool::current() noexcept {
-  const detail::WorkerContext& c = detail::this_worker();  // as current_pool(), one TLS access
-  const detail::PoolCore* p = c.pool != nullptr ? c.pool : c.in_place;
+  const detail::PoolCore* p = detail::current_pool();
   return p != nullptr ? p->owner : nullptr;
 }
 ThreadPool::~ThreadPool() = default;  // PoolCore's destructor shuts down and joins

@@ -123,16 +123,13 @@ class PoolCore;
 // Queues a continuation's task on `pool`. A pool that refuses it (shut
 // down) discards it, which cancels a continuation's task.
 void push_continuation(PoolCore& pool, TaskNode* t) noexcept;
-// The pool of the calling worker (or seat holder), else of the task this
-// thread runs in place (RunningInPlace), else null: ThreadPool::current().
-PoolCore* current_pool() noexcept;
-// current_pool(), else the process's default pool: where a node that no
-// pool produced (when_all of nothing) sends its continuations, and where a
-// TaskGroup that names no pool runs.
+// ThreadPool::current()'s pool, else the process's default pool: where a
+// node that no pool produced (when_all of nothing) sends its
+// continuations, and where a TaskGroup that names no pool runs.
 PoolCore& current_or_default_pool();
 // While a thread outside every pool runs one of `pool`'s tasks in place
 // (Future::get() of a task no worker has started), that task still belongs
-// to `pool`: current_pool() names it, so the groups and joins it makes
+// to `pool`: ThreadPool::current() names it, so the groups and joins it makes
 // without naming a pool run there, not on the default pool. On a worker
 // (or in a seat) the thread's own pool still comes first. Nests; null
 // changes nothing.
