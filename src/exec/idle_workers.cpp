@@ -61,15 +61,36 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     // Announce the sleep, then look once more: a submitter that pushed
     // before our announcement either sees it and wakes us, or its push is
     // visible to the rescan (see PoolCore::push()).
-    announce_sleep(w.index, kSleeping - kSearching, sched_getcpu());
+    const bool deferred = announce_sleep(w.index, kSleeping - kSearching, sched_getcpu(), true);
     // acquire (stopping()): a worker that sees the stop leaves, runs its
     // on_worker_stop hook and exits, all after what shutdown()'s thread did
     // before its store. The fence in announce_sleep() orders this load after
     // our announcement; only an acquire read of the stop orders our exit
     // after the stopper (with a relaxed load TSan caught the stop hook
     // racing the owner's last reads).
-    const bool stopping = pool_.stopping();
-    if (pool_.anything_queued() || stopping) {
+    bool stopping = pool_.stopping();
+    bool rescan_found = pool_.anything_queued() || stopping;
+    bool woken_in_window = false;
+    if (deferred && !rescan_found) {
+      // The heavy side was deferred (announce_sleep()): a running worker's
+      // push may be in flight, unseen by that rescan and not seeing us. Park
+      // for the window; a waker's permit ends it as any wake-up does.
+      // Otherwise the heavy side now, against the workers still running
+      // (a fresh RMW read of the word says which), and look again.
+      woken_in_window = park_window(w);
+      if (!woken_in_window) {
+        // acq_rel: acquire for dekker_fence(), as the announcement's RMW;
+        // an RMW, so it reads the word's latest value. Adds nothing.
+        dekker_fence(idle_state_.fetch_add(0, std::memory_order_acq_rel), 0, false);
+        stopping = pool_.stopping();
+        rescan_found = pool_.anything_queued() || stopping;
+      }
+    }
+    if (woken_in_window) {
+      woken = true;
+      // As after the park below: the waker counted us as searching.
+      if (pool_.stopping() && !pool_.anything_queued()) return leave();
+    } else if (rescan_found) {
       bool was_listed = false;
       {
         std::lock_guard lock(sleepers_mutex_);
@@ -109,6 +130,25 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
   }
 }
 
+bool IdleWorkers::park_window(Worker& w) noexcept {
+  WorkerCounters& c = w.counters;
+  const std::int64_t parked = now_ns();
+  bump(c.busy_ns, static_cast<std::uint64_t>(parked - c.since_ns));
+  trace_event_at(w, parked, TraceKind::park);
+  const bool permit = w.parker.park_for(std::chrono::nanoseconds(kDeferredFenceNs), WaitOptions{std::chrono::nanoseconds(0), false});
+  c.since_ns = now_ns();
+  trace_event_at(w, c.since_ns, TraceKind::wake);
+  bump(c.idle_ns, static_cast<std::uint64_t>(c.since_ns - parked));
+  // A park is counted once, by whichever park ends it with a permit.
+  if (permit) {
+    bump(c.parks);
+    bump(c.wakeups_received);
+    w.reach = w.rings.empty() ? 0 : 1;  // back from sleep: look near first again
+    w.empty_searches = 0;
+  }
+  return permit;
+}
+
 std::int64_t IdleWorkers::park(Worker& w, const WaitOptions& opts) noexcept {
   WorkerCounters& c = w.counters;
   const std::int64_t parked = now_ns();
@@ -141,7 +181,7 @@ TaskNode* IdleWorkers::found(Worker& w, TaskNode* t) noexcept {
   // system call on its way to the task (post-to-start latency). We run a
   // task now, counted in neither half: not one of the running workers it
   // is about.
-  dekker_fence(after, 1);
+  dekker_fence(after, 1, false);
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
   const std::uint32_t looking = searching(s);
   const std::uint32_t queued = pool_.queued_up_to(looking + std::min(sleeping(s), kWakeBatch));
@@ -243,7 +283,7 @@ int IdleWorkers::take_sleeper(int cpu) noexcept {
   return w;
 }
 
-void IdleWorkers::dekker_fence(std::uint64_t after, std::uint32_t self_running) const noexcept {
+bool IdleWorkers::dekker_fence(std::uint64_t after, std::uint32_t self_running, bool may_defer) const noexcept {
   // A worker that pushed with light_fence() and read the idle word before
   // our RMW, and has written the word with no RMW since, is running a task
   // now: neither searching nor sleeping in `after` (a worker leased to the
@@ -252,14 +292,20 @@ void IdleWorkers::dekker_fence(std::uint64_t after, std::uint32_t self_running) 
   // sequence (release, or seq_cst, and every write of the word is an RMW),
   // so our acquiring RMW already made its pushes visible: only a running
   // one needs membarrier's help (weft/detail/sync/asymmetric_fence.hpp).
-  if (searching(after) + sleeping(after) + self_running < static_cast<std::uint32_t>(pool_.size())) {
+  // `may_defer`: a sleeper may leave that help for later (announce_sleep());
+  // then the plain fence, and true. (Without membarrier, heavy_fence() is
+  // that fence: nothing to defer.) relaxed: set once before any worker ran.
+  const bool running = searching(after) + sleeping(after) + self_running < static_cast<std::uint32_t>(pool_.size());
+  const bool defer = running && may_defer && g_asymmetric_fences.load(std::memory_order_relaxed);
+  if (running && !defer) {
     heavy_fence();
   } else {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: our RMW before our reads, as ever
   }
+  return defer;
 }
 
-void IdleWorkers::announce_sleep(int w, std::uint64_t delta, int cpu) noexcept {
+bool IdleWorkers::announce_sleep(int w, std::uint64_t delta, int cpu, bool may_defer) noexcept {
   std::uint64_t after;
   {
     std::lock_guard lock(sleepers_mutex_);
@@ -272,8 +318,9 @@ void IdleWorkers::announce_sleep(int w, std::uint64_t delta, int cpu) noexcept {
   // acq_rel: wait_quiescent() waiters see the completions before the bump.
   if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
   // The caller's rescan must follow the RMW, against workers' pushes too.
-  dekker_fence(after, 0);
+  const bool deferred = dekker_fence(after, 0, may_defer);
   sched_point();
+  return deferred;
 }
 
 void IdleWorkers::return_sleeper(int w) noexcept {
@@ -282,7 +329,7 @@ void IdleWorkers::return_sleeper(int w) noexcept {
   // seen by the rescan; a push after it sees w listed and wakes it. The
   // epoch bump lets a quiescence waiter look again (the seated caller's
   // completions may have made the pool quiescent).
-  announce_sleep(w, kSleeping, -1);
+  announce_sleep(w, kSleeping, -1, false);  // w is parked: nobody to wait out a window
   if (pool_.anything_queued()) notify_one();
 }
 

@@ -114,6 +114,15 @@ class IdleWorkers {
   // Parks w, counting the park, the wake-up and the time on each side of
   // it in w's counters; returns when it woke (now_ns()).
   static std::int64_t park(Worker& w, const WaitOptions& opts) noexcept;
+  // Parks w for at most kDeferredFenceNs; true if a waker's permit ended
+  // it (counted as a park and a wake-up), false if the window passed (its
+  // time counted as idle, the park left to the park that follows).
+  static bool park_window(Worker& w) noexcept;
+  // How long a sleeper whose announcement deferred its heavy fence waits
+  // before it makes it (announce_sleep()). A push racing the announcement
+  // waits at most this long for the sleeper (its pusher runs it sooner if
+  // it gets there first); a sleep that ends within it costs no membarrier.
+  static constexpr std::int64_t kDeferredFenceNs = 1'000'000;
   // Ends w's search because the pool stops with nothing queued.
   TaskNode* leave() noexcept;
   // The sleep announcement (docs/design/pool.md): lists worker `w` and adds
@@ -123,7 +132,18 @@ class IdleWorkers {
   // for a leased worker still parked (-> sleeping).
   // `cpu`: where w runs as it announces (sched_getcpu()), or -1 to keep
   // the CPU recorded before (a leased worker has not run since).
-  void announce_sleep(int w, std::uint64_t delta, int cpu) noexcept;
+  //
+  // `may_defer` (a worker announcing its own sleep): where the heavy fence
+  // would be needed (another worker may be running and pushing with the
+  // light one), make a plain fence instead and return true. The rescan
+  // that follows then may miss a push in flight whose pusher also missed
+  // the announcement; so the caller parks for kDeferredFenceNs at most,
+  // and if no waker came, makes the heavy fence after a fresh RMW read of
+  // the word and rescans before it parks for good. A worker woken within
+  // the window (a pipeline's workers sleep for tens of us between items)
+  // makes no system call: on a 16-vCPU Xeon the membarrier of every sleep
+  // made such a pipeline four times slower (docs/design/pool.md).
+  bool announce_sleep(int w, std::uint64_t delta, int cpu, bool may_defer) noexcept;
   // Takes a sleeper off the list, under the mutex, as pick_sleeper()
   // (weft/detail/exec/idle_policy.hpp) chooses for a caller on `cpu`.
   int take_sleeper(int cpu) noexcept;
@@ -131,7 +151,9 @@ class IdleWorkers {
   // our reads of the queues: heavy_fence() while some worker may be
   // running a task (and pushing with light_fence()), else a seq_cst fence.
   // `self_running`: 1 if the caller runs a task and is in neither half.
-  void dekker_fence(std::uint64_t after, std::uint32_t self_running) const noexcept;
+  // With `may_defer`, a seq_cst fence in the heavy case too, and true
+  // (the caller owes the heavy fence: announce_sleep()).
+  bool dekker_fence(std::uint64_t after, std::uint32_t self_running, bool may_defer) const noexcept;
 
   PoolCore& pool_;
 

@@ -29,6 +29,18 @@
  * -DBROKEN_PLAIN: dekker_fence() is always the plain fence (the light push
  * with no heavy partner): P's push is still in its buffer when S rescans,
  * P read the word before S announced, S parks, and the task is never run.
+ *
+ * -DDEFER: the sleeper defers the heavy fence (announce_sleep() with
+ * may_defer): where it is needed, S makes the plain fence and rescans; if
+ * that finds nothing, it parks for a window that a waker's permit or the
+ * timeout ends. After the timeout it reads the word afresh (an RMW), makes
+ * the heavy fence if a worker still runs, and rescans before it parks for
+ * good. So a push that both sides missed waits for the window, no longer.
+ * verify also: -DDEFER
+ *
+ * -DBROKEN_DEFER: as DEFER, but after the window S parks for good without
+ * the heavy fence and the second rescan: the push both sides missed is
+ * never run.
  */
 #define NW 2
 
@@ -78,6 +90,7 @@ end_wait:
 active proctype S() {
   byte s_after, sl_after;
   bool was_listed;
+  bool deferred = false;
   atomic {                                  /* announce: the seq_cst RMW */
     listed = true; searching--; sleeping++;
     s_after = searching; sl_after = sleeping
@@ -85,24 +98,52 @@ active proctype S() {
 #ifndef BROKEN_PLAIN
   if
   :: s_after + sl_after < NW ->              /* a worker runs: heavy_fence() */
+#if defined(DEFER) || defined(BROKEN_DEFER)
+       deferred = true                       /* ... deferred: a plain fence now */
+#else
        atomic { dq = dq + pend; pend = 0 }
+#endif
   :: else -> skip                            /* a plain fence: nothing of P's drains */
   fi;
 #endif
   if
-  :: dq > 0 ->                               /* the rescan saw work: cancel */
-       atomic {
-         if
-         :: listed -> listed = false; sleeping--; searching++; was_listed = true
-         :: else -> was_listed = false
-         fi
-       };
-       if :: !was_listed -> permit; permit = false :: else -> skip fi
-  :: else ->
-end_park:
-       permit;                               /* park */
-       permit = false
+  :: dq > 0 -> goto cancel                   /* the rescan saw work */
+  :: else -> skip
   fi;
+#if defined(DEFER) || defined(BROKEN_DEFER)
+  if
+  :: deferred ->
+       if
+       :: permit -> permit = false; goto take  /* a waker came within the window */
+       :: true -> skip                        /* the window passed */
+       fi;
+#ifndef BROKEN_DEFER
+       atomic { s_after = searching; sl_after = sleeping };   /* the fresh RMW read */
+       if
+       :: s_after + sl_after < NW -> atomic { dq = dq + pend; pend = 0 }   /* heavy_fence() */
+       :: else -> skip
+       fi;
+       if
+       :: dq > 0 -> goto cancel
+       :: else -> skip
+       fi
+#endif
+  :: else -> skip
+  fi;
+#endif
+end_park:
+  permit;                                    /* park */
+  permit = false;
+  goto take;
+cancel:
+  atomic {                                   /* cancel the sleep */
+    if
+    :: listed -> listed = false; sleeping--; searching++; was_listed = true
+    :: else -> was_listed = false
+    fi
+  };
+  if :: !was_listed -> permit; permit = false :: else -> skip fi;
+take:
   atomic {                                   /* found it, or nothing: P took it */
     if
     :: dq > 0 -> dq--; ran++

@@ -10,7 +10,9 @@
  * and a sleeper's rescan may use the asymmetric pair of
  * src/include/weft/detail/sync/asymmetric_fence.hpp instead: a compiler
  * barrier on the push's side, membarrier(2) on the sleeper's, which orders
- * each side's store before its load as the two fences do.)
+ * each side's store before its load as the two fences do. A sleeper that
+ * defers its membarrier for a window is checked, store buffer explicit, in
+ * asym_fence.pml -DDEFER.)
  *
  * NS submitters each push NT tasks (push; fence; read the idle word; wake
  * one sleeper only if nobody searches). NW workers: take a task, else

@@ -129,6 +129,38 @@ TEST(PoolStress, StopHooksSeeWhatTheStoppingThreadWroteBefore) {
 // stats() read over and over while 8 workers (more than the CPUs: they
 // steal, park and wake) run fork-join trees: counts never go down, and
 // add up once the pool is idle.
+// A running worker pushes a child and then waits for it without helping (a
+// user's spin on a flag the child sets), so only another worker can run it,
+// while the others keep going to sleep around it: the race a sleeper that
+// defers its heavy fence leaves open for its window (announce_sleep(),
+// tests/model/asym_fence.pml -DDEFER). A child never run hangs the test
+// (the watchdog names it); each must run on another worker.
+TEST(PoolStress, AChildOnlyAnotherWorkerCanRunIsRun) {
+  weft::test::Watchdog dog("a child only another worker can run");
+  const std::int64_t rounds = weft::test::stress_count(4000, 200);
+  weft::PoolOptions o;
+  o.workers = 4;
+  weft::ThreadPool pool(o);
+  std::atomic<long> on_other_worker{0};
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    std::atomic<bool> parent_done{false};
+    pool.post([&] {
+      const int parent = weft::ThreadPool::current_worker_index();
+      std::atomic<int> child_ran_on{-2};
+      pool.post([&] { child_ran_on.store(weft::ThreadPool::current_worker_index(), std::memory_order_release); });
+      // acquire: the child's store, and everything it did, before ours.
+      while (child_ran_on.load(std::memory_order_acquire) == -2) std::this_thread::yield();
+      if (child_ran_on.load(std::memory_order_relaxed) != parent) on_other_worker.fetch_add(1, std::memory_order_relaxed);
+      parent_done.store(true, std::memory_order_release);
+    });
+    // Back to back, so that the idle workers announce their sleep while
+    // the parent runs; release/acquire: the parent's frame outlives its use.
+    while (!parent_done.load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  pool.wait_idle();
+  EXPECT_EQ(on_other_worker.load(), rounds);
+}
+
 TEST(PoolStress, StatsReadWhileWorkersRun) {
   weft::test::Watchdog dog("stats while running");
   const std::int64_t rounds = weft::test::stress_count(2000, 100);

@@ -29,7 +29,11 @@
 // sides are seq_cst fences, as before. The choice is made once, before any
 // pool starts a worker (enable_asymmetric_fences() in PoolCore's
 // constructor), and never changes: a pusher that skips its fence always
-// faces sleepers that make the system call.
+// faces sleepers that make the system call. A sleeper may make it late:
+// IdleWorkers::announce_sleep() parks for a window first, and makes the
+// call and rescans only if no waker came (a push that both sides missed
+// waits for the window, never longer); a call made after the announcement
+// serves the argument above wherever it falls before the rescan.
 #pragma once
 
 #include <atomic>
