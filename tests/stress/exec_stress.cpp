@@ -138,9 +138,7 @@ TEST(PoolStress, StopHooksSeeWhatTheStoppingThreadWroteBefore) {
 TEST(PoolStress, AChildOnlyAnotherWorkerCanRunIsRun) {
   weft::test::Watchdog dog("a child only another worker can run");
   const std::int64_t rounds = weft::test::stress_count(4000, 200);
-  weft::PoolOptions o;
-  o.workers = 4;
-  weft::ThreadPool pool(o);
+  weft::ThreadPool pool(weft::PoolOptions{.workers = 4});
   std::atomic<long> on_other_worker{0};
   for (std::int64_t r = 0; r < rounds; ++r) {
     std::atomic<bool> parent_done{false};
