@@ -15,6 +15,12 @@
 
 namespace weft::detail {
 
+namespace {
+// No spin before sleeping: a worker's search was its spin, and
+// wait_quiescent() waits for a whole batch of tasks, not a hand-off.
+constexpr WaitOptions kNoSpin{std::chrono::nanoseconds(0), false};
+}  // namespace
+
 void IdleWorkers::size_for(int workers) {
   sleepers_.reserve(static_cast<std::size_t>(workers));
   sleeper_cpu_.assign(static_cast<std::size_t>(workers), -1);
@@ -77,7 +83,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       // for the window; a waker's permit ends it as any wake-up does.
       // Otherwise the heavy side now, against the workers still running
       // (a fresh RMW read of the word says which), and look again.
-      woken_in_window = park_window(w);
+      woken_in_window = park(w, kNoSpin, kDeferredFenceNs);
       if (!woken_in_window) {
         // acq_rel: acquire for dekker_fence(), as the announcement's RMW;
         // an RMW, so it reads the word's latest value. Adds nothing.
@@ -86,11 +92,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
         rescan_found = pool_.anything_queued() || stopping;
       }
     }
-    if (woken_in_window) {
-      woken = true;
-      // As after the park below: the waker counted us as searching.
-      if (pool_.stopping() && !pool_.anything_queued()) return leave();
-    } else if (rescan_found) {
+    if (rescan_found) {
       bool was_listed = false;
       {
         std::lock_guard lock(sleepers_mutex_);
@@ -108,7 +110,8 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       }
       if (stopping && !pool_.anything_queued()) return leave();
     } else {
-      park(w, WaitOptions{std::chrono::nanoseconds(0), false});  // no spin: the search above was it
+      // No spin: the search above was it. A permit in the window woke us already.
+      if (!woken_in_window) park(w, kNoSpin);
       woken = true;
       // The waker counted us as searching. acquire (stopping()):
       // shutdown()'s stores before its stop_ store (the queues are quiet by
@@ -130,39 +133,32 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
   }
 }
 
-bool IdleWorkers::park_window(Worker& w) noexcept {
+bool IdleWorkers::park(Worker& w, const WaitOptions& opts, std::chrono::nanoseconds window) noexcept {
   WorkerCounters& c = w.counters;
+  const bool bounded = window > std::chrono::nanoseconds::zero();
   const std::int64_t parked = now_ns();
   bump(c.busy_ns, static_cast<std::uint64_t>(parked - c.since_ns));
+  // A park is counted as it begins (a snapshot taken meanwhile sees it); a
+  // window only once a permit ended it: one that passes leaves the count
+  // to the park that follows it.
+  if (!bounded) bump(c.parks);
   trace_event_at(w, parked, TraceKind::park);
-  const bool permit = w.parker.park_for(std::chrono::nanoseconds(kDeferredFenceNs), WaitOptions{std::chrono::nanoseconds(0), false});
+  bool permit = true;
+  if (bounded) {
+    permit = w.parker.park_for(window, opts);
+  } else {
+    w.parker.park(opts);
+  }
   c.since_ns = now_ns();
   trace_event_at(w, c.since_ns, TraceKind::wake);
   bump(c.idle_ns, static_cast<std::uint64_t>(c.since_ns - parked));
-  // A park is counted once, by whichever park ends it with a permit.
   if (permit) {
-    bump(c.parks);
-    bump(c.wakeups_received);
+    if (bounded) bump(c.parks);
     w.reach = w.rings.empty() ? 0 : 1;  // back from sleep: look near first again
     w.empty_searches = 0;
+    bump(c.wakeups_received);
   }
   return permit;
-}
-
-std::int64_t IdleWorkers::park(Worker& w, const WaitOptions& opts) noexcept {
-  WorkerCounters& c = w.counters;
-  const std::int64_t parked = now_ns();
-  bump(c.busy_ns, static_cast<std::uint64_t>(parked - c.since_ns));
-  bump(c.parks);
-  trace_event_at(w, parked, TraceKind::park);
-  w.parker.park(opts);
-  c.since_ns = now_ns();
-  trace_event_at(w, c.since_ns, TraceKind::wake);
-  w.reach = w.rings.empty() ? 0 : 1;  // back from sleep: look near first again
-  w.empty_searches = 0;
-  bump(c.idle_ns, static_cast<std::uint64_t>(c.since_ns - parked));
-  bump(c.wakeups_received);
-  return c.since_ns;
 }
 
 TaskNode* IdleWorkers::found(Worker& w, TaskNode* t) noexcept {
@@ -367,7 +363,7 @@ struct IdleWait : WaitProtocolBase {
 void IdleWorkers::wait_quiescent() noexcept {
   IdleWait p{{}, pool_, idle_epoch_};
   // No spin: the caller waits for a whole batch of tasks, not a hand-off.
-  wait_until(p, WaitOptions{std::chrono::nanoseconds(0), false});
+  wait_until(p, kNoSpin);
 }
 
 }  // namespace weft::detail

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -111,18 +112,17 @@ class IdleWorkers {
   // Returns how many it woke.
   std::uint32_t wake(std::uint32_t want, std::uint32_t max_searching) noexcept;
   static constexpr std::uint32_t kAnySearching = ~std::uint32_t{0};
-  // Parks w, counting the park, the wake-up and the time on each side of
-  // it in w's counters; returns when it woke (now_ns()).
-  static std::int64_t park(Worker& w, const WaitOptions& opts) noexcept;
-  // Parks w for at most kDeferredFenceNs; true if a waker's permit ended
-  // it (counted as a park and a wake-up), false if the window passed (its
-  // time counted as idle, the park left to the park that follows).
-  static bool park_window(Worker& w) noexcept;
+  // Parks w until a permit comes, or for at most `window` when it is not
+  // zero, counting the park, the wake-up and the time on each side of it
+  // in w's counters. Returns whether a permit ended it (always, without a
+  // window); a window that passes counts only as idle time.
+  static bool park(Worker& w, const WaitOptions& opts,
+                   std::chrono::nanoseconds window = std::chrono::nanoseconds::zero()) noexcept;
   // How long a sleeper whose announcement deferred its heavy fence waits
   // before it makes it (announce_sleep()). A push racing the announcement
   // waits at most this long for the sleeper (its pusher runs it sooner if
   // it gets there first); a sleep that ends within it costs no membarrier.
-  static constexpr std::int64_t kDeferredFenceNs = 1'000'000;
+  static constexpr std::chrono::nanoseconds kDeferredFenceNs{1'000'000};
   // Ends w's search because the pool stops with nothing queued.
   TaskNode* leave() noexcept;
   // The sleep announcement (docs/design/pool.md): lists worker `w` and adds

@@ -147,8 +147,10 @@ TEST(PoolStress, AChildOnlyAnotherWorkerCanRunIsRun) {
       std::atomic<int> child_ran_on{-2};
       pool.post([&] { child_ran_on.store(weft::ThreadPool::current_worker_index(), std::memory_order_release); });
       // acquire: the child's store, and everything it did, before ours.
-      while (child_ran_on.load(std::memory_order_acquire) == -2) std::this_thread::yield();
-      if (child_ran_on.load(std::memory_order_relaxed) != parent) on_other_worker.fetch_add(1, std::memory_order_relaxed);
+      int ran_on = -2;
+      while ((ran_on = child_ran_on.load(std::memory_order_acquire)) == -2) std::this_thread::yield();
+      // relaxed: a count, read after wait_idle(), which orders it.
+      if (ran_on != parent) on_other_worker.fetch_add(1, std::memory_order_relaxed);
       parent_done.store(true, std::memory_order_release);
     });
     // Back to back, so that the idle workers announce their sleep while
