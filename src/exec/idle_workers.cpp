@@ -34,16 +34,20 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
   // (announce_sleep()). Submitters read it after their fence; a stale
   // count can only cause one wake-up too many or too few, and "too few" is
   // covered by the rescan before sleeping.
-  std::uint32_t others = searching(idle_state_.fetch_add(kSearching, std::memory_order_release));
+  std::uint64_t seen = idle_state_.fetch_add(kSearching, std::memory_order_release) + kSearching;
   for (bool woken = false;;) {
     // Search for the spin budget (adaptive, like every wait in weft: an
     // idle pool's searches keep failing and shrink to 1/64 of it; and
     // stretched up to 8x while a seated caller's tasks come just after the
-    // search gives up, idle_policy.hpp), unless
-    // half the workers search already: then go straight to sleep, as Go's
-    // and Tokio's schedulers do. More searchers find a task no sooner, and
-    // each takes a CPU the submitter or the worker running a task may need
-    // (on 2 CPUs a third spinner made the remote round trip 3-10x slower).
+    // search gives up, idle_policy.hpp), unless half the workers that are
+    // not asleep search already (`seen`, the word as our RMW left it: we
+    // count as searching): then go straight to sleep, as Go's scheduler
+    // does. More searchers find a task no sooner; each takes a CPU the
+    // submitter or the worker running a task may need (on 2 CPUs a third
+    // spinner made the remote round trip 3-10x slower), and each polls the
+    // lines the pushing worker writes (on a 16-vCPU Xeon, counting half of
+    // all workers instead let 10,000 tiny tasks pushed by one worker take
+    // 1.3x as long: docs/results/16cpu-intel-vm-6.md).
     // A worker a waker counted as searching searches: it was woken for a
     // task. The count is a hint (relaxed, stale by the time we act): a
     // worker that sleeps without searching is one whose search found
@@ -51,7 +55,8 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     SpinOutcome spun{false, false, false, 0};  // no spin: nothing for the tuner to learn
     // Stretched (idle_policy.hpp): a longer budget, without the tuner.
     const bool stretched = w.stretch.level > 0;
-    if (std::exchange(woken, false) || 2 * others < static_cast<std::uint32_t>(pool_.size())) {
+    if (std::exchange(woken, false) ||
+        2 * (searching(seen) - 1) < static_cast<std::uint32_t>(pool_.size()) - sleeping(seen)) {
       TaskNode* t = nullptr;
       // No yields at the end: a searching worker has nobody to hand its CPU
       // to that parking would not hand it to as well, and each yield delays
@@ -87,7 +92,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       if (!woken_in_window) {
         // acq_rel: acquire for dekker_fence(), as the announcement's RMW;
         // an RMW, so it reads the word's latest value. Adds nothing.
-        dekker_fence(idle_state_.fetch_add(0, std::memory_order_acq_rel), 0, false);
+        dekker_fence(idle_state_.fetch_add(0, std::memory_order_acq_rel), false);
         stopping = pool_.stopping();
         rescan_found = pool_.anything_queued() || stopping;
       }
@@ -101,7 +106,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
           sleepers_.erase(it);
           was_listed = true;
           // relaxed: under the lock.
-          others = searching(idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed));
+          seen = idle_state_.fetch_add(kSearching - kSleeping, std::memory_order_relaxed) + (kSearching - kSleeping);
         }
       }
       if (!was_listed) {
@@ -163,26 +168,44 @@ bool IdleWorkers::park(Worker& w, const WaitOptions& opts, std::chrono::nanoseco
 
 TaskNode* IdleWorkers::found(Worker& w, TaskNode* t) noexcept {
   // acq_rel: release as in search_or_sleep(), for a batch we moved into
-  // our deque while searching; acquire for dekker_fence() below.
+  // our deque while searching; acquire for the fence below (see
+  // dekker_fence()).
   const std::uint64_t after = idle_state_.fetch_sub(kSearching, std::memory_order_acq_rel) - kSearching;
   // Nobody slept at our decrement: a worker that goes to sleep later
   // rescans the queues after its own announcement (docs/design/pool.md).
   if (sleeping(after) == 0) return t;
-  // Our decrement before reading the queues, as a submitter's push before
-  // its read of the idle word: a submitter that saw us searching and woke
-  // nobody has its task counted below. Outside submitters fence fully; a
-  // worker's push uses the light side of an asymmetric pair, so against a
-  // worker that may be running this is the heavy side (dekker_fence()). So
-  // a worker woken for an outside post, with the others asleep, pays no
-  // system call on its way to the task (post-to-start latency). We run a
-  // task now, counted in neither half: not one of the running workers it
-  // is about.
-  dekker_fence(after, 1, false);
+  // A submitter that saw us searching and woke nobody relies on us. Our
+  // decrement before our read of the queues, as its push before its read
+  // of the word, covers an outside submitter (it fences fully) and every
+  // worker whose last RMW of the word is in `after`'s release sequence.
+  // Not a worker running in `after`: it pushed with the light fence, and
+  // only a membarrier would make its push visible to the read below. That
+  // system call interrupts every running worker, once per task found (a
+  // pipeline on 16 vCPUs spent most of its time in them). Instead, the
+  // last searcher hands its search on, as Go's scheduler does: it wakes a
+  // sleeper, counted as searching, whose search comes after the push or
+  // whose sleep announcement's fence sees it. With searchers left, they
+  // cover it; with no worker running (the others asleep, as for a worker
+  // woken by an outside post), the plain fence suffices. The count below
+  // is then the ramp's hint only.
+  // (Without membarrier the workers' pushes fence fully: no hand-off.)
+  // relaxed: set once before any worker ran.
+  const bool hand_off =
+      searching(after) == 0 && runs_besides(after, 1) && g_asymmetric_fences.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: our RMW before our reads
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
   const std::uint32_t looking = searching(s);
   const std::uint32_t queued = pool_.queued_up_to(looking + std::min(sleeping(s), kWakeBatch));
-  if (queued <= looking) return t;
-  if (const std::uint32_t n = wake(queued - looking, kAnySearching)) count_wakes_sent(w, n);
+  // The ramp wakes no more than the searchers' bound lets search (with
+  // nobody looking, at least one: the finder is not asleep).
+  const std::uint32_t want = queued > looking ? std::min(queued - looking, search_room(s)) : 0;
+  std::uint32_t n = 0;
+  if (want > 0) {
+    n = wake(want, kAnySearching);
+  } else if (hand_off) {
+    n = wake(1, 0);  // unless a worker searches again by now: it covers the push
+  }
+  if (n != 0) count_wakes_sent(w, n);
   return t;
 }
 
@@ -209,6 +232,12 @@ bool IdleWorkers::notify_for_own_push(const Source& own) noexcept {
   if (sleeping(s) == 0) return false;
   const std::uint32_t looking = searching(s);
   if (looking == 0) return wake(1, 0) != 0;  // notify_one()'s case
+  // Not beyond the searchers' bound: one woken now would find, back from
+  // its first task, that it may not search, park again, and be woken by
+  // the next push (20 fan-ins of 10,000 empty tasks by a worker on 16
+  // vCPUs: 10,434 parks without this bound; a coroutine's fan-in 7.7 ms
+  // without it, 4.6-5.4 with it: docs/results/16cpu-intel-vm-6.md).
+  if (search_room(s) == 0) return false;
   // More tasks here than searchers on their way: one more. Every case
   // notify_one() wakes in, this wakes in too, so its argument (no task
   // left with every worker asleep) stands; the extra wakes only add
@@ -279,7 +308,16 @@ int IdleWorkers::take_sleeper(int cpu) noexcept {
   return w;
 }
 
-bool IdleWorkers::dekker_fence(std::uint64_t after, std::uint32_t self_running, bool may_defer) const noexcept {
+std::uint32_t IdleWorkers::search_room(std::uint64_t s) const noexcept {
+  const std::int64_t room = static_cast<std::int64_t>(pool_.size()) - sleeping(s) - 2 * std::int64_t{searching(s)};
+  return room > 0 ? static_cast<std::uint32_t>(room) : 0;
+}
+
+bool IdleWorkers::runs_besides(std::uint64_t after, std::uint32_t self) const noexcept {
+  return searching(after) + sleeping(after) + self < static_cast<std::uint32_t>(pool_.size());
+}
+
+bool IdleWorkers::dekker_fence(std::uint64_t after, bool may_defer) const noexcept {
   // A worker that pushed with light_fence() and read the idle word before
   // our RMW, and has written the word with no RMW since, is running a task
   // now: neither searching nor sleeping in `after` (a worker leased to the
@@ -291,7 +329,7 @@ bool IdleWorkers::dekker_fence(std::uint64_t after, std::uint32_t self_running, 
   // `may_defer`: a sleeper may leave that help for later (announce_sleep());
   // then the plain fence, and true. (Without membarrier, heavy_fence() is
   // that fence: nothing to defer.) relaxed: set once before any worker ran.
-  const bool running = searching(after) + sleeping(after) + self_running < static_cast<std::uint32_t>(pool_.size());
+  const bool running = runs_besides(after, 0);
   const bool defer = running && may_defer && g_asymmetric_fences.load(std::memory_order_relaxed);
   if (running && !defer) {
     heavy_fence();
@@ -314,7 +352,7 @@ bool IdleWorkers::announce_sleep(int w, std::uint64_t delta, int cpu, bool may_d
   // acq_rel: wait_quiescent() waiters see the completions before the bump.
   if (idle_epoch_.fetch_add(2, std::memory_order_acq_rel) & 1) futex_wake(idle_epoch_, kWakeAll);
   // The caller's rescan must follow the RMW, against workers' pushes too.
-  const bool deferred = dekker_fence(after, 0, may_defer);
+  const bool deferred = dekker_fence(after, may_defer);
   sched_point();
   return deferred;
 }

@@ -147,13 +147,22 @@ class IdleWorkers {
   // Takes a sleeper off the list, under the mutex, as pick_sleeper()
   // (weft/detail/exec/idle_policy.hpp) chooses for a caller on `cpu`.
   int take_sleeper(int cpu) noexcept;
-  // The fence between our RMW of the idle word (its result `after`) and
-  // our reads of the queues: heavy_fence() while some worker may be
-  // running a task (and pushing with light_fence()), else a seq_cst fence.
-  // `self_running`: 1 if the caller runs a task and is in neither half.
-  // With `may_defer`, a seq_cst fence in the heavy case too, and true
-  // (the caller owes the heavy fence: announce_sleep()).
-  bool dekker_fence(std::uint64_t after, std::uint32_t self_running, bool may_defer) const noexcept;
+  // How many sleepers may be woken to search, given the idle word `s`: a
+  // worker searches only while fewer than half the workers not asleep
+  // search (search_or_sleep()), and each one woken adds a searcher and
+  // takes a sleeper away. So the ramps wake only while 2 * searching <
+  // workers - sleeping, counting those they woke.
+  std::uint32_t search_room(std::uint64_t s) const noexcept;
+  // Whether the idle word `after` shows a worker running a task (neither
+  // searching nor sleeping, so maybe pushing with light_fence()) besides
+  // `self` (1 if the caller runs one and is in neither half).
+  bool runs_besides(std::uint64_t after, std::uint32_t self) const noexcept;
+  // The fence between a sleeper's RMW of the idle word (its result
+  // `after`) and its reads of the queues: heavy_fence() while another
+  // worker may be running, else a seq_cst fence. With `may_defer`, a
+  // seq_cst fence in the heavy case too, and true (the caller owes the
+  // heavy fence: announce_sleep()).
+  bool dekker_fence(std::uint64_t after, bool may_defer) const noexcept;
 
   PoolCore& pool_;
 

@@ -12,7 +12,9 @@
  * barrier on the push's side, membarrier(2) on the sleeper's, which orders
  * each side's store before its load as the two fences do. A sleeper that
  * defers its membarrier for a window is checked, store buffer explicit, in
- * asym_fence.pml -DDEFER.)
+ * asym_fence.pml -DDEFER; a finder that makes a plain fence and hands its
+ * search on, in found_handoff.pml. Here the ramp's read is sequentially
+ * consistent, which covers every push but a running worker's light one.)
  *
  * NS submitters each push NT tasks (push; fence; read the idle word; wake
  * one sleeper only if nobody searches). NW workers: take a task, else
@@ -23,8 +25,9 @@
  * The wake ramp (IdleWorkers::found()): a worker that finds a task while
  * others sleep reads the searchers and the queue and wakes, in one step
  * under the mutex, up to (queued - searching) sleepers, each counted as
- * searching; it unparks them after the lock. With 3 workers a ramp can
- * wake 2 at once.
+ * searching, and no more than the searchers' bound lets search (workers -
+ * sleeping - 2 * searching); it unparks them after the lock. With 3
+ * workers a ramp can wake 2 at once.
  *
  * Two refinements need no step of their own: a worker that skips its
  * search because half the workers search already is the search that found
@@ -46,8 +49,8 @@
  * (IdleWorkers::notify_for_own_push()): with one submitter the queue is
  * that deque, whose size it reads after its push. It wakes whenever
  * notify_one() would, and also while fewer workers search than that size
- * (a woken worker counts as searching from its wake on, which on a VM can
- * be a long while). NT defaults to 2 there (two pushes are the least that
+ * and the searchers' bound lets one more search (a woken worker counts as
+ * searching from its wake on, which on a VM can be a long while). NT defaults to 2 there (two pushes are the least that
  * reach the extra wake with a searcher about): the state space of both
  * ways at once, at 3 tasks, outgrows 8 GB.
  * verify also: -DWITH_OWN_PUSH
@@ -123,7 +126,8 @@ inline notify_own_push(idx, q, maxs) {
 #ifndef BROKEN_OWN_PUSH
   if :: searching == 0 -> maxs = 0 :: else -> skip fi;
 #endif
-  if :: maxs == 255 && q > searching -> maxs = q - 1 :: else -> skip fi;
+  /* the extra wake only within the searchers' bound (search_room()) */
+  if :: maxs == 255 && q > searching && 2 * searching < NW - sleeping -> maxs = q - 1 :: else -> skip fi;
   if
   :: (sleeping > 0 && maxs != 255) ->
        atomic {
@@ -150,13 +154,21 @@ inline notify_own_push(idx, q, maxs) {
 
 /* found()'s ramp: after the searcher's decrement and fence, read the
  * searchers and the queue, take up to (queued - searching) sleepers under
- * the mutex, unpark each after it. */
+ * the mutex, no more than the searchers' bound lets search (search_room():
+ * workers - sleeping - 2 * searching), unpark each after it. */
 inline wake_ramp(want, k, woke) {
-  want = searching;
+  d_step {                                /* one load of the idle word: the room, the searchers */
+    if
+    :: NW - sleeping > 2 * searching -> k = NW - sleeping - 2 * searching
+    :: else -> k = 0
+    fi;
+    want = searching
+  };
   if
   :: queue > want -> want = queue - want
   :: else -> want = 0
   fi;
+  if :: want > k -> want = k :: else -> skip fi;
   atomic {
     k = 0;
     do

@@ -59,8 +59,9 @@ inline void light_fence() noexcept {
   }
 }
 
-// The cold side: between a sleep announcement (or a searcher's retirement
-// with sleepers listed) and the read of the queues.
+// The cold side: between a sleep announcement and the read of the queues
+// (a searcher that finds a task makes none: it hands its search on,
+// IdleWorkers::found()).
 void heavy_fence() noexcept;
 
 }  // namespace weft::detail
