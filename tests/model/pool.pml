@@ -164,11 +164,14 @@ inline wake_ramp(want, k, woke) {
     fi;
     want = searching
   };
-  if
-  :: queue > want -> want = queue - want
-  :: else -> want = 0
-  fi;
-  if :: want > k -> want = k :: else -> skip fi;
+  d_step {                                /* the queues' count, then the least of the two */
+    if
+    :: queue > want -> want = queue - want
+    :: else -> want = 0
+    fi;
+    if :: want > k -> want = k :: else -> skip fi;
+    k = 0
+  };
   atomic {
     k = 0;
     do
