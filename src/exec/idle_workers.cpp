@@ -168,8 +168,9 @@ bool IdleWorkers::park(Worker& w, const WaitOptions& opts, std::chrono::nanoseco
 
 TaskNode* IdleWorkers::found(Worker& w, TaskNode* t) noexcept {
   // acq_rel: release as in search_or_sleep(), for a batch we moved into
-  // our deque while searching; acquire for the fence below (see
-  // dekker_fence()).
+  // our deque while searching; acquire, so the pushes of every worker whose
+  // last RMW of the word is in this value's release sequence are visible
+  // to our read of the queues (below).
   const std::uint64_t after = idle_state_.fetch_sub(kSearching, std::memory_order_acq_rel) - kSearching;
   // Nobody slept at our decrement: a worker that goes to sleep later
   // rescans the queues after its own announcement (docs/design/pool.md).

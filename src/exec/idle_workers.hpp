@@ -46,7 +46,8 @@ class IdleWorkers {
 
   // A worker's push to its own deque `own`, after the same fence: wakes a
   // sleeper as notify_one() does, and also while fewer workers search than
-  // tasks wait in `own`. A woken worker counts as searching from its wake
+  // tasks wait in `own` and the searchers' bound (search_room()) lets one
+  // more search. A woken worker counts as searching from its wake
   // until it finds a task, which on a VM can be 20-250 us; notify_one()
   // alone then wakes nobody for the pushes in between, so a pool coming out
   // of sleep for a divide and conquer came up one wake latency at a time
@@ -56,9 +57,10 @@ class IdleWorkers {
 
   // The most sleepers one call wakes. A wake-up costs the waker a futex
   // syscall (~2-5 us here), so one thread waking 64 would hold its own task
-  // back for a few hundred us; with a batch of 8, the workers it wakes each
-  // wake up to 8 more (found()), and the pool comes up in a tree of depth
-  // log8(k), not a chain of k.
+  // back for a few hundred us; with a batch, the workers it wakes each wake
+  // more (found()), and the pool comes up in a tree, not a chain of k. The
+  // searchers' bound (search_room()) makes that tree about binary from a
+  // cold pool: a finder wakes at most workers - sleeping - 2 * searching.
   static constexpr std::uint32_t kWakeBatch = 8;
 
   // Returns when the pool is quiescent (wait_idle, shutdown).
@@ -103,8 +105,10 @@ class IdleWorkers {
 
   // Ends w's search because it found `t`. The ramp: while sleepers remain,
   // a searcher that finds work wakes as many as are queued tasks beyond
-  // the searchers already looking (at most kWakeBatch), so a burst pushed
-  // before anyone woke brings up the workers it needs in parallel.
+  // the searchers already looking (at most kWakeBatch and search_room()),
+  // so a burst pushed before anyone woke brings up the workers it needs in
+  // parallel. The last searcher, with another worker running, hands its
+  // search on to a sleeper instead of a membarrier (docs/design/pool.md).
   TaskNode* found(Worker& w, TaskNode* t) noexcept;
   // Takes up to `want` sleepers (at most kWakeBatch) off the list, counted
   // as searching, and unparks them; none if more than `max_searching`

@@ -116,7 +116,7 @@ TaskNode* PoolCore::steal_any(Worker& w) noexcept {
         // stores before the read of the idle word, the light side of the
         // sleepers' heavy_fence() as in push(). (A searcher counts itself
         // searching here, so this wakes nobody; its found() then wakes
-        // sleepers for what is queued.)
+        // sleepers for what is queued, within the searchers' bound.)
         light_fence();
         if (idle_.notify_one()) count_wakes_sent(w);
       }

@@ -26,8 +26,10 @@
  * others sleep reads the searchers and the queue and wakes, in one step
  * under the mutex, up to (queued - searching) sleepers, each counted as
  * searching, and no more than the searchers' bound lets search (workers -
- * sleeping - 2 * searching); it unparks them after the lock. With 3
- * workers a ramp can wake 2 at once.
+ * sleeping - 2 * searching); it unparks them after the lock. (With 3
+ * workers the code's bound lets a ramp wake 2 only in a race: the model
+ * caps by the room the word showed, not by the sleepers the queue read
+ * saw; wider ramps need NW >= 4, past this model's size.)
  *
  * Two refinements need no step of their own: a worker that skips its
  * search because half the workers search already is the search that found

@@ -85,7 +85,9 @@ inline notify_one(idx) {
 
 /* found()'s ramp: after the searcher's decrement and fence, read the
  * searchers and the queue, take up to (queued - searching) sleepers under
- * the mutex, unpark each after it. */
+ * the mutex, unpark each after it. Without the code's searchers' bound
+ * (search_room()), which pool.pml models: with nobody searching the bound
+ * still lets one wake, and the seat's argument rests on that case. */
 inline wake_ramp(want, k, woke) {
   want = searching;
   if
