@@ -40,8 +40,10 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     // idle pool's searches keep failing and shrink to 1/64 of it; and
     // stretched up to 8x while a seated caller's tasks come just after the
     // search gives up, idle_policy.hpp), unless half the workers that are
-    // not asleep search already (`seen`, the word as our RMW left it: we
-    // count as searching): then go straight to sleep, as Go's scheduler
+    // not asleep search already: the bound the ramps keep to, so we ask
+    // search_room() whether a ramp could have woken us (`seen`, the word as
+    // our RMW left it, counts us as searching: the room before that is the
+    // word without us). Then go straight to sleep, as Go's scheduler
     // does. More searchers find a task no sooner; each takes a CPU the
     // submitter or the worker running a task may need (on 2 CPUs a third
     // spinner made the remote round trip 3-10x slower), and each polls the
@@ -55,8 +57,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     SpinOutcome spun{false, false, false, 0};  // no spin: nothing for the tuner to learn
     // Stretched (idle_policy.hpp): a longer budget, without the tuner.
     const bool stretched = w.stretch.level > 0;
-    if (std::exchange(woken, false) ||
-        2 * (searching(seen) - 1) < static_cast<std::uint32_t>(pool_.size()) - sleeping(seen)) {
+    if (std::exchange(woken, false) || search_room(seen - kSearching) > 0) {
       TaskNode* t = nullptr;
       // No yields at the end: a searching worker has nobody to hand its CPU
       // to that parking would not hand it to as well, and each yield delays

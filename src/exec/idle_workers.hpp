@@ -151,11 +151,12 @@ class IdleWorkers {
   // Takes a sleeper off the list, under the mutex, as pick_sleeper()
   // (weft/detail/exec/idle_policy.hpp) chooses for a caller on `cpu`.
   int take_sleeper(int cpu) noexcept;
-  // How many sleepers may be woken to search, given the idle word `s`: a
-  // worker searches only while fewer than half the workers not asleep
-  // search (search_or_sleep()), and each one woken adds a searcher and
-  // takes a sleeper away. So the ramps wake only while 2 * searching <
-  // workers - sleeping, counting those they woke.
+  // The searchers' bound: how many sleepers may be woken to search, given
+  // the idle word `s`, while fewer than half the workers not asleep search
+  // (each one woken adds a searcher and takes a sleeper away): workers -
+  // sleeping - 2 * searching, at least 0. The ramps keep to it, and a
+  // worker starts a search only if it is above 0 without itself
+  // (search_or_sleep()).
   std::uint32_t search_room(std::uint64_t s) const noexcept;
   // Whether the idle word `after` shows a worker running a task (neither
   // searching nor sleeping, so maybe pushing with light_fence()) besides
