@@ -145,6 +145,7 @@ TEST(PoolStress, AChildOnlyAnotherWorkerCanRunIsRun) {
     pool.post([&] {
       const int parent = weft::ThreadPool::current_worker_index();
       std::atomic<int> child_ran_on{-2};
+      // release: pairs with the waiters' acquire below.
       pool.post([&] { child_ran_on.store(weft::ThreadPool::current_worker_index(), std::memory_order_release); });
       // acquire: the child's store, and everything it did, before ours.
       int ran_on = -2;
@@ -179,6 +180,7 @@ TEST(PoolStress, AChildIsRunWhileItsParentAndTheWorkerThatFoundAnotherTaskWait) 
       while (child_ran_on.load(std::memory_order_acquire) == -2) std::this_thread::yield();
     };
     pool.post([&] {
+      // release: pairs with wait_child()'s acquire.
       pool.post([&] { child_ran_on.store(weft::ThreadPool::current_worker_index(), std::memory_order_release); });
       wait_child();
       waiters_done.fetch_add(1, std::memory_order_acq_rel);  // acq_rel: the frame outlives both waiters

@@ -147,6 +147,8 @@ TEST(AlgoStop, ReduceFromInsideALeafStartsNoNewLeaf) {
   for (int round = 0; round < 20; ++round) {
     std::stop_source src;
     std::atomic<long> leaves{0};
+    // Default (seq_cst) RMWs and loads, as `leaves`: the loads come after
+    // parallel_reduce() returns, which joins every leaf.
     std::atomic<long> after_stop{0};
     auto body = [&](long lo, long hi) {
       if (src.stop_requested()) after_stop.fetch_add(1);  // began after the request

@@ -317,6 +317,9 @@ TEST(InPlace, ATaskRunHereKeepsItsPoolAcrossAnotherPoolsSeat) {
     auto f = home.pool.submit([&] {
       Seen s;
       s.in_place = std::this_thread::get_id() == here;
+      // Default (seq_cst) stores and loads, for want of a reason to pick
+      // one: the loads come after parallel_for() returns, which joins every
+      // body, so any order would do.
       std::atomic<bool> ok{true};
       std::atomic<bool> mine_seated{false};
       weft::parallel_for(other, 0, 256, [&](int) {
