@@ -737,12 +737,10 @@ Result run_aio(const AioParams& p) {
 namespace {
 
 const Register<AioParams> reg{{
-    .name = "aio",
-    .page = 108,
+    .name = "aio", .page = 108, .seconds = {7, 15, 60},
     .title = "Coroutines waiting on time, on each other and on the disk",
     .summary = "Timers, channels and io_uring file reads for coroutines (weft/aio/) against Boost.Asio timers, "
                "threads with MpmcQueue or a mutex+condvar queue, and threads with pread",
-    .seconds = {7, 15, 60},
     .options = {names("--workload", &AioParams::workloads, "Workloads", "workload", aio_workloads),
                 integer("--timers", &AioParams::timers, "Sleeping coroutines per timers run", 1, 10'000'000),
                 integer("--messages", &AioParams::messages, "Messages per pingpong or fanin run", 2, 100'000'000),

@@ -901,7 +901,7 @@ Result run_algo(const AlgoParams& p) {
     std::vector<harness::Unit> units = harness::plan_units(kVariants, names, workers);
     for (harness::Unit& u : units)
       if (u.runs()) u.why_not = c->not_offered(u.variant);
-    harness::run_units(units, plan, [&](const harness::Unit& u) {
+    harness::run_units(units, plan, [&](const harness::Unit& u, std::size_t) {
       double s = 0;
       harness::variant(kVariants, u.variant).run(u.threads, [&](Executor& ex) { s = c->time(u.variant, ex); });
       return s;
@@ -965,12 +965,10 @@ void print_compare(const Result& r) {
 }
 
 const Register<AlgoParams> reg{{
-    .name = "algo",
-    .page = 100,
+    .name = "algo", .page = 100, .seconds = {10, 50, 120},
     .title = "Parallel algorithms against oneTBB and std::execution::par",
     .summary =
         "Parallel reduce, scan, sort, find and a pipeline: weft against std (serial and std::execution::par) and oneTBB",
-    .seconds = {10, 50, 120},
     // The scan holds three arrays of n int64, the stable sort three of sort_n pairs.
     .options = {integer("--n", &AlgoParams::n, "Elements of the reduce, scan and find workloads", 1, 200'000'000),
                 integer("--sort-n", &AlgoParams::sort_n, "Elements of the sort workloads", 1, 100'000'000),
@@ -995,8 +993,7 @@ const Register<AlgoParams> reg{{
     .run = run_algo,
     .heading = "Parallel algorithms: ms per run, speed-up over serial, deterministic reductions",
     .print = print_compare,
-    .figures = {"algo_vs_serial"},
-    .headlines = {"ms"},
+    .figures = {"algo_vs_serial"}, .headlines = {"ms"},
 }};
 
 }  // namespace

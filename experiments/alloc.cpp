@@ -580,12 +580,9 @@ void run_child(const std::string& spec) {
 }
 
 const Register<AllocParams> reg{{
-    .name = "alloc",
-    .page = 50,
-    .article = "003_ders",
+    .name = "alloc", .page = 50, .article = "003_ders", .seconds = {5, 10, 30},
     .title = "Allocators under threads",
     .summary = "Allocators under threads: the article's list benchmark (Derevyago, the ders library)",
-    .seconds = {5, 10, 30},
     .options = {integer("--rounds", &AllocParams::rounds, "Rounds per thread", 1, 1'000'000),
                 integer("--size", &AllocParams::size, "Ints pushed and popped per round", 1, 10'000'000),
                 integer("--pc-objects", &AllocParams::pc_objects, "Objects through the producer/consumer queue", 1,
@@ -616,8 +613,7 @@ const Register<AllocParams> reg{{
     .child = run_child,
     // Each measurement in a child process: this program, re-executed.
     .prepare = [](AllocParams& p) { p.child_command = {"/proc/self/exe", "alloc", "--internal-child"}; },
-    .figures = {"alloc_seconds", "alloc_scalability"},
-    .headlines = {"seconds", "pc_ms"},
+    .figures = {"alloc_seconds", "alloc_scalability"}, .headlines = {"seconds", "pc_ms"},
 }};
 
 }  // namespace

@@ -171,12 +171,9 @@ void set_cpus(C2cParams& p, const std::vector<std::string>& values) {
 }
 
 const Register<C2cParams> reg{{
-    .name = "c2c",
-    .page = 20,
-    .article = "000_ring_latency",
+    .name = "c2c", .page = 20, .article = "000_ring_latency", .seconds = {0.5, 0.5, 1},
     .title = "Core-to-core latency",
     .summary = "Core-to-core latency matrix over the allowed CPUs",
-    .seconds = {0.5, 0.5, 1},
     .options = {custom<C2cParams>("--cpus", "CPUs to measure, e.g. 0-3,8", "all allowed", set_cpus,
                                   [](const C2cParams& p) { return reg::join(p.cpus); }),
                 integer("--round-trips", &C2cParams::round_trips, "Round trips per sample", 1, 100'000'000),

@@ -626,8 +626,7 @@ Result run_coro(const CoroParams& p) {
     const std::int64_t per = w.per(p);
     std::vector<Where> where(units.size());
     std::vector<int> runs(units.size(), 0);
-    harness::run_units(units, plan, [&](const harness::Unit& u) {
-      const std::size_t i = static_cast<std::size_t>(&u - units.data());
+    harness::run_units(units, plan, [&](const harness::Unit& u, std::size_t i) {
       Where& wh = where[i];
       wh.look(runs[i]++ == 0);  // the warm-up run (the plan always has one)
       const double s = harness::variant(table, u.variant).run(Run{&p, u.threads, &wh});
@@ -673,12 +672,10 @@ Result run_coro(const CoroParams& p) {
 namespace {
 
 const Register<CoroParams> reg{{
-    .name = "coro",
-    .page = 110,
+    .name = "coro", .page = 110, .seconds = {3, 15, 30},
     .title = "Coroutines, futures and cancellation against oneTBB and Boost.Asio",
     .summary = "Coroutine fork-join, a hop onto the pool, fan-in and cancelling queued tasks: weft against oneTBB and "
                "Boost.Asio",
-    .seconds = {3, 15, 30},
     // Each queued task of --cancel-tasks holds a pool block and a deque slot.
     .options = {integer("--fib-n", &CoroParams::fib_n, "fib(n) of the fork-join workload, no cutoff", 1, 40),
                 integer("--hops", &CoroParams::hops, "Hops onto the pool per sample", 1, 100'000'000),
@@ -699,8 +696,7 @@ const Register<CoroParams> reg{{
     .run = run_coro,
     .heading = "Coroutines and async composition: ns per spawn, ns per hop, us per fan-in, cancel ms",
     .print = [](const Result& r) { print_goals(r, 58); },
-    .figures = {"coro_vs_peers"},
-    .headlines = {"ms", "ns_per_hop", "us_per_fan_in", "cancel_ms"},
+    .figures = {"coro_vs_peers"}, .headlines = {"ms", "ns_per_hop", "us_per_fan_in", "cancel_ms"},
 }};
 
 }  // namespace

@@ -106,8 +106,7 @@ Result run_fib(const FibParams& p) {
   }
   const harness::PlanOptions plan{p.reps, true};
   std::vector<OmpTeamSeen> teams(units.size());
-  harness::run_units(units, plan, [&](const harness::Unit& u) {
-    const std::size_t i = static_cast<std::size_t>(&u - units.data());
+  harness::run_units(units, plan, [&](const harness::Unit& u, std::size_t i) {
     std::int64_t value = -1;
     const double s =
         harness::variant(kVariants, u.variant).run(Run{p.n, cutoff_of[i], u.threads, &value, &teams[i]});
@@ -167,11 +166,9 @@ void print_compare(const Result& r) {
 }
 
 const Register<FibParams> reg{{
-    .name = "fib",
-    .page = 80,
+    .name = "fib", .page = 80, .seconds = {1, 2, 5},
     .title = "Fork-join fib: the cost of a spawn",
     .summary = "Recursive fork-join Fibonacci: the cost of a spawn",
-    .seconds = {1, 2, 5},
     .options = {integer("--n", &FibParams::n, "fib(n), spawning ~1.6^n tasks", 2, kFibMaxN),
                 integer("--cutoff", &FibParams::cutoff,
                         "Also measure with calls below this n computed serially (0: only no cutoff)", 0, kFibMaxN),
@@ -194,8 +191,7 @@ const Register<FibParams> reg{{
     .run = run_fib,
     .heading = [](const FibParams& p) { return fmt::format("Fork-join fib({}): ms per run and ns per spawned task", p.n); },
     .print = print_compare,
-    .figures = {"fib_ms"},
-    .headlines = {"ms"},
+    .figures = {"fib_ms"}, .headlines = {"ms"},
 }};
 
 }  // namespace

@@ -323,8 +323,7 @@ Result run_graph(const GraphParams& p) {
   }
   const harness::PlanOptions plan{p.reps, true};
   std::vector<OmpTeamSeen> teams(units.size());
-  harness::run_units(units, plan, [&](const harness::Unit& u) {
-    const std::size_t i = static_cast<std::size_t>(&u - units.data());
+  harness::run_units(units, plan, [&](const harness::Unit& u, std::size_t i) {
     const Cell& cell = cells[i];
     const GraphShape& shape = shapes[cell.shape];
     std::vector<int> counters(shape.succ.size(), 0);
@@ -379,12 +378,10 @@ Result run_graph(const GraphParams& p) {
 namespace {
 
 const Register<GraphParams> reg{{
-    .name = "graph",
-    .page = 105,
+    .name = "graph", .page = 105, .seconds = {3, 13, 60},
     .title = "Task graphs: build once, run many times",
     .summary = "Task graphs (chain, tree, wavefront, level graph, independent nodes): weft::TaskGraph against "
                "oneTBB's flow graph and OpenMP task dependences, built and run once and re-run",
-    .seconds = {3, 13, 60},
     .options = {integer("--nodes", &GraphParams::nodes, "Nodes per workload's graph (about)", 1, 10'000'000),
                 integer("--reruns", &GraphParams::reruns, "Re-runs timed per sample", 1, 100'000),
                 names("--workload", &GraphParams::workloads, "Workloads", "workload", graph_workloads),
@@ -407,8 +404,7 @@ const Register<GraphParams> reg{{
                          p.nodes, p.reruns);
     },
     .print = [](const Result& r) { print_goals(r, 58); },
-    .figures = {"bars:rerun_ns_per_node", "bars:build_run_ns_per_node"},
-    .headlines = {"rerun_ns_per_node"},
+    .figures = {"bars:rerun_ns_per_node", "bars:build_run_ns_per_node"}, .headlines = {"rerun_ns_per_node"},
 }};
 
 }  // namespace

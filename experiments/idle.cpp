@@ -284,12 +284,9 @@ void run_child(const std::string& spec) {
 }
 
 const Register<IdleParams> reg{{
-    .name = "idle",
-    .page = 120,
-    .article = {},  // weft's own
+    .name = "idle", .page = 120, .seconds = {8, 20, 60},
     .title = "What an idle pool burns, and what its spin buys",
     .summary = "CPU burnt by an idle pool and by one task per millisecond, and the latency from post to start",
-    .seconds = {8, 20, 60},
     .options = {real("--seconds", &IdleParams::seconds, "Idle phase length; the tick phase is twice it", 0.05, 60,
                      false),
                 // One count; unset (0) is available_parallelism().
@@ -312,8 +309,7 @@ const Register<IdleParams> reg{{
     // Each measurement in a child process of its own, so that threads another
     // variant left behind (oneTBB keeps its workers) are not counted.
     .prepare = [](IdleParams& p) { p.child_exe = "/proc/self/exe"; },
-    .figures = {"idle_cpu", "idle_latency"},
-    .headlines = {"cpu_ms_idle_1s", "cpu_ms_tick_2s", "start_latency_us"},
+    .figures = {"idle_cpu", "idle_latency"}, .headlines = {"cpu_ms_idle_1s", "cpu_ms_tick_2s", "start_latency_us"},
 }};
 
 }  // namespace

@@ -406,12 +406,9 @@ Option<IoParams> size_option() {
 }
 
 const Register<IoParams> reg{{
-    .name = "io",
-    .page = 60,
-    .article = "003_ders",
+    .name = "io", .page = 60, .article = "003_ders", .seconds = {5, 8, 20},
     .title = "File copies: byte by byte and by blocks",
     .summary = "Byte-by-byte and block file copies: stdio, iostream, weft (Derevyago, the ders library)",
-    .seconds = {5, 8, 20},
     .options = {size_option(),
                 custom<IoParams>(
                     "--tmpdir", "Directory for the files", "$TMPDIR or /tmp",
@@ -439,8 +436,7 @@ const Register<IoParams> reg{{
     .run = run_io,
     .heading = "File copy, byte by byte and by blocks: MB/s (aggregate over concurrent copies)",
     .print = print_published,
-    .figures = {"io_mb_per_s"},
-    .headlines = {"mb_per_s"},
+    .figures = {"io_mb_per_s"}, .headlines = {"mb_per_s"},
 }};
 
 }  // namespace

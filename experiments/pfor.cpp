@@ -153,8 +153,7 @@ Result run_pfor(const PforParams& p) {
   }
   const harness::PlanOptions plan{p.reps, true};
   std::vector<OmpTeamSeen> teams(units.size());
-  harness::run_units(units, plan, [&](const harness::Unit& u) {
-    const std::size_t i = static_cast<std::size_t>(&u - units.data());
+  harness::run_units(units, plan, [&](const harness::Unit& u, std::size_t i) {
     return harness::variant(kVariants, u.variant).run(Run{&p, &in, spin_of[i], u.threads, &teams[i]});
   });
 
@@ -200,11 +199,9 @@ namespace {
 void print_compare(const Result& r) { print_weft_over_tbb_per_workload(r, 5, "threads"); }
 
 const Register<PforParams> reg{{
-    .name = "pfor",
-    .page = 90,
+    .name = "pfor", .page = 90, .seconds = {1, 2, 5},
     .title = "parallel_for overhead",
     .summary = "parallel_for overhead: many small loops, and a big sum",
-    .seconds = {1, 2, 5},
     .options = {integer("--rounds", &PforParams::rounds, "parallel_for calls in the spin workload", 1, 100'000),
                 integer("--items", &PforParams::items, "Items per call", 1, 10'000'000),
                 integer("--work-ns", &PforParams::work_ns, "Spin per item, ns", 1, 1'000'000),
@@ -224,8 +221,7 @@ const Register<PforParams> reg{{
     .run = run_pfor,
     .heading = "parallel_for: ms per run and ns per item (spin: ~1 us items; sum: 10^7 ints)",
     .print = print_compare,
-    .figures = {"pfor_ms", "worker_strip"},
-    .headlines = {"ms"},
+    .figures = {"pfor_ms", "worker_strip"}, .headlines = {"ms"},
 }};
 
 }  // namespace

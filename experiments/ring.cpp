@@ -265,12 +265,9 @@ void print_published(const Result& r) {
 }
 
 const Register<RingParams> reg{{
-    .name = "ring",
-    .page = 10,
-    .article = "000_ring_latency",
+    .name = "ring", .page = 10, .article = "000_ring_latency", .seconds = {11, 20, 120},
     .title = "Token ring: inter-thread signalling latency",
     .summary = "Token-ring signalling latency per flag (Qiita 2017: inter-thread signalling latency)",
-    .seconds = {11, 20, 120},
     .options = {integer("--threads,-t", &RingParams::threads, "Threads in the ring (a ring needs two)", 2, 256),
                 names("--flag,-f", &RingParams::flags, "Flags to measure", "flag", ring_flags),
                 integer("--hops", &RingParams::hops, "Hops per run (0: each flag's own)", 0, 1'000'000'000'000LL,
@@ -308,8 +305,7 @@ const Register<RingParams> reg{{
           return fmt::format("Token ring, {} threads: ns per hop (wall) and CPU ns per hop", p.threads);
         },
     .print = print_published,
-    .figures = {"ring"},
-    .headlines = {"ns_per_hop"},
+    .figures = {"ring"}, .headlines = {"ns_per_hop"},
 }};
 
 }  // namespace

@@ -467,8 +467,7 @@ Result run_scale(const ScaleParams& p) {
     }
     std::vector<harness::Unit> units = harness::plan_units(kVariants, p.variants, workers);
     std::vector<OmpTeamSeen> teams(units.size());
-    harness::run_units(units, plan, [&](const harness::Unit& u) {
-      const std::size_t i = static_cast<std::size_t>(&u - units.data());
+    harness::run_units(units, plan, [&](const harness::Unit& u, std::size_t i) {
       return harness::variant(kVariants, u.variant).run(Run{w.work, &in, &marks, u.threads, &teams[i]});
     });
     in.x = std::vector<double>{};  // free the input before the next workload
@@ -547,12 +546,10 @@ void check_scale(const ScaleParams& p) {
 }
 
 const Register<ScaleParams> reg{{
-    .name = "scale",
-    .page = 130,
+    .name = "scale", .page = 130, .seconds = {3, 20, 45},
     .title = "Scaling: speed-up from one worker to every CPU, and past them",
     .summary = "Speed-up of fib, tasks, parallel_for and reduce from 1 worker to every allowed CPU (and K x them with "
                "--oversubscribe): weft against oneTBB",
-    .seconds = {3, 20, 45},
     // Each run holds a byte per task or item, and reduce_n doubles.
     .options = {integer("--fib-n", &ScaleParams::fib_n, "fib(n) of the fib workload, spawning ~1.6^n tasks", 2,
                         kScaleMaxFibN),
@@ -586,8 +583,7 @@ const Register<ScaleParams> reg{{
     .run = run_scale,
     .heading = "Scaling: ms per run, speed-up over 1 worker, efficiency (speed-up / workers)",
     .print = print_compare,
-    .figures = {"scale_speedup"},
-    .headlines = {"ms"},
+    .figures = {"scale_speedup"}, .headlines = {"ms"},
 }};
 
 }  // namespace

@@ -253,12 +253,9 @@ void print_published(const Result& r) {
 constexpr long long kMaxSize = 1LL << 40;
 
 const Register<SmtParams> reg{{
-    .name = "smt",
-    .page = 40,
-    .article = "002_affinity_smt",
+    .name = "smt", .page = 40, .article = "002_affinity_smt", .seconds = {2, 4, 8},
     .title = "Threads on cores, SMT siblings and one CPU",
     .summary = "Threads on cores, on SMT siblings and on one CPU (Bendersky 2016: affinity and hyperthreading)",
-    .seconds = {2, 4, 8},
     .options = {integer("--size,-n", &SmtParams::size, "Floats per thread, as in the article", 1, kMaxSize),
                 reps(&SmtParams::reps)},
     .sizes = {[](SmtParams& p) {

@@ -520,13 +520,10 @@ void print_published(const Result& r) {
 Result by_granularity(const Result& r) { return label_variants(r, &Labels::granularity); }
 
 const Register<SpinParams> reg{{
-    .name = "spin",
-    .page = 70,
-    .article = "004_sleep_loops",
+    .name = "spin", .page = 70, .article = "004_sleep_loops", .seconds = {4, 40, 90},
     .title = "How lock waiters wait",
     .summary =
         "How lock waiters wait: busy, yield, sleep, pause backoff (Intel: sleep loops for power and performance)",
-    .seconds = {4, 40, 90},
     .options = {names("--granularity,-g", &SpinParams::granularities,
                       "Work per item (coarse 100 us, medium 10 us, fine 1 us)", "granularity", spin_granularities),
                 real("--work-ms", &SpinParams::work_ms, "Computation per run in ms, summed over its items", 1, 600'000,
@@ -550,8 +547,7 @@ const Register<SpinParams> reg{{
     .heading = "Lock-protected work queue: wall ms, CPU s, context switches and energy per waiting strategy",
     .print = print_published,
     .for_display = by_granularity,
-    .figures = {"spin_wall_vs_cpu"},
-    .headlines = {"wall_ms", "cpu_s"},
+    .figures = {"spin_wall_vs_cpu"}, .headlines = {"wall_ms", "cpu_s"},
 }};
 
 }  // namespace

@@ -547,8 +547,7 @@ Result run_suite(const SuiteParams& p) {
   }
   const harness::PlanOptions plan{p.reps, true};
   std::vector<OmpTeamSeen> teams(units.size());
-  harness::run_units(units, plan, [&](const harness::Unit& u) {
-    const std::size_t i = static_cast<std::size_t>(&u - units.data());
+  harness::run_units(units, plan, [&](const harness::Unit& u, std::size_t i) {
     return run_once(works[work_of[i]], u.variant, u.threads, teams[i]);
   });
 
@@ -641,13 +640,11 @@ Result run_suite(const SuiteParams& p) {
 namespace {
 
 const Register<SuiteParams> reg{{
-    .name = "suite",
-    .page = 107,
+    .name = "suite", .page = 107, .seconds = {15, 75, 300},
     .title = "The task-parallel suite: fib, skynet, nqueens, integrate, matmul, UTS, knapsack",
     .summary = "The recursive benchmarks task runtimes are compared on (fib, skynet, nqueens, integrate, matmul, "
                "UTS T1/T3, knapsack): weft's TaskGroup and coroutines against oneTBB and OpenMP tasks, with "
                "speed-up, ns per task and peak memory",
-    .seconds = {15, 75, 300},
     .options = {names("--workload", &SuiteParams::workloads, "Workloads", "workload", suite_workloads,
                       "all but uts-t1l,uts-t3l"),
                 integer("--fib", &SuiteParams::fib_n, "fib(n), no cutoff: ~1.6^n tasks", 2, 45),
@@ -701,8 +698,7 @@ const Register<SuiteParams> reg{{
     .print = [](const Result& r) { print_ratios(r, "Goals (at every worker count):", 70); },
     .child = run_suite_child,
     .prepare = [](SuiteParams& p) { p.child_exe = "/proc/self/exe"; },
-    .figures = {"bars:speedup", "bars:peak_rss_above_serial_mb"},
-    .headlines = {"speedup"},
+    .figures = {"bars:speedup", "bars:peak_rss_above_serial_mb"}, .headlines = {"speedup"},
 }};
 
 }  // namespace

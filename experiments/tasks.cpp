@@ -366,8 +366,8 @@ Result run_tasks(const TasksParams& p) {
   std::vector<OmpTeamSeen> teams(units.size());
   for (std::size_t i = 0; i < units.size(); ++i) runs[i].team = &teams[i];
   const harness::PlanOptions plan{p.reps, true};
-  harness::run_units(units, plan, [&](const harness::Unit& u) {
-    const Run& run = runs[static_cast<std::size_t>(&u - units.data())];
+  harness::run_units(units, plan, [&](const harness::Unit& u, std::size_t i) {
+    const Run& run = runs[i];
     Counter c;
     const double s = harness::variant(kVariants, u.variant).run(run, c);
     check(u.variant, run, c);
@@ -461,12 +461,9 @@ void print_tasks(const Result& r) {
 }
 
 const Register<TasksParams> reg{{
-    .name = "tasks",
-    .page = 30,
-    .article = "001_async_vs_pool",
+    .name = "tasks", .page = 30, .article = "001_async_vs_pool", .seconds = {12, 18, 120},
     .title = "Tiny tasks: std::async against thread pools",
     .summary = "Tiny tasks through std::async and thread pools (Tkrzw blog 2021: std::async vs a thread pool)",
-    .seconds = {12, 18, 120},
     .options = {integer("--tasks,-n", &TasksParams::tasks,
                         "Tasks per run (std-async and round trips at most the two options below)", 1, 1'000'000'000),
                 integer("--async-tasks", &TasksParams::async_tasks, "At most this many std-async tasks (a thread each)",
@@ -493,8 +490,7 @@ const Register<TasksParams> reg{{
     .run = run_tasks,
     .heading = "Tiny tasks (one atomic increment each): tasks per second, and ns per round trip",
     .print = print_tasks,
-    .figures = {"tasks_per_s"},
-    .headlines = {"tasks_per_s", "round_trip_ns"},
+    .figures = {"tasks_per_s"}, .headlines = {"tasks_per_s", "round_trip_ns"},
 }};
 
 }  // namespace

@@ -35,9 +35,9 @@ xp::Spec<ToyParams> toy_spec() {
   return {
       .name = "toy",
       .page = 1000,
+      .seconds = {1, 2, 3},
       .title = "A toy",
       .summary = "A toy experiment",
-      .seconds = {1, 2, 3},
       .options = {xp::integer("--n", &ToyParams::n, "The size", 2, 40),
                   xp::integer("--items,-i", &ToyParams::items, "Items", 1, 1'000'000),
                   xp::real("--seconds", &ToyParams::seconds, "How long", 0, 60, true),

@@ -3,8 +3,8 @@
 // Each experiments/X.cpp ends with
 //
 //   const xp::Register<FibParams> reg{{
-//       .name = "fib", .page = 80, .title = ..., .summary = ...,
-//       .seconds = {1, 2, 5},
+//       .name = "fib", .page = 80, .seconds = {1, 2, 5},   // the report's plan: its order and time per size
+//       .title = ..., .summary = ...,
 //       .options = {xp::integer("--n", &FibParams::n, "fib(n)", 2, kFibMaxN), xp::reps(&FibParams::reps), ...},
 //       .sizes = {[](FibParams& p) { p.n = 25; p.reps = 3; }, nullptr, ...},   // quick, default, full
 //       .run = run_fib, .heading = ..., .print = ..., .figures = {"fib_ms"}, .headlines = {"ms"}}};
@@ -216,9 +216,9 @@ struct Spec {
   std::string name{};     // the subcommand: "ring"
   int page = 0;           // where on the report page (ascending)
   std::string article{};  // a key of data/published.json; empty: weft's own
+  std::array<double, 3> seconds{};  // estimated run time per Level on 2 CPUs
   std::string title{};    // a heading: "Token ring: inter-thread signalling latency"
   std::string summary{};  // one line: what it measures (the subcommand's help)
-  std::array<double, 3> seconds{};  // estimated run time per Level on 2 CPUs
   std::vector<Option<P>> options{};
   // The sizes per Level (quick, default, full), applied to P{}; null: P{}.
   std::array<std::function<void(P&)>, 3> sizes{};

@@ -160,13 +160,15 @@ std::vector<Unit> plan_units(const Table& table, const std::vector<std::string>&
 void settle();
 
 // Runs the cells that can run, interleaved with the warm-up of `o`;
-// measure(unit) returns one sample, kept when the round is recorded.
+// measure(unit, i) returns one sample of units[i] (i indexes whatever the
+// experiment planned beside the units), kept when the round is recorded.
 template <class Measure>
 void run_units(std::vector<Unit>& units, const PlanOptions& o, Measure&& measure) {
   interleave(o, static_cast<int>(units.size()), [&](int i, bool recorded) {
-    Unit& u = units[static_cast<std::size_t>(i)];
+    const auto index = static_cast<std::size_t>(i);
+    Unit& u = units[index];
     if (!u.runs()) return;
-    const double sample = measure(static_cast<const Unit&>(u));
+    const double sample = measure(static_cast<const Unit&>(u), index);
     if (recorded) u.samples.push_back(sample);
     settle();
   });
