@@ -17,6 +17,7 @@
 
 #include <cerrno>
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -31,10 +32,14 @@
 
 #include "weft/aio/async_file.hpp"
 #include "weft/detail/exec/block_on.hpp"
+#include "weft/detail/exec/fault_injection.hpp"
 #include "weft/detail/exec/deferred.hpp"
 #include "weft/error.hpp"
 
 namespace weft {
+namespace detail {
+std::atomic<bool> g_aio_signals_lost{false};
+}  // namespace detail
 namespace detail::aio {
 namespace {
 
@@ -145,6 +150,10 @@ class Threads final : public Backend {
 
 // ---- io_uring -------------------------------------------------------------------
 
+// A ring has operations left in the kernel after its submitter's drain:
+// the completion thread must not sleep without its sweep (Rings::run()).
+void note_ring_busy() noexcept;
+
 // One ring per thread that submits: a single shared ring serialized every
 // submission (and the page-cache copies a submission does inline) on one
 // lock, so 2 workers read no faster than one. A ring outlives its thread
@@ -183,6 +192,7 @@ class Ring {
   // claimed) or is queued on its pool by this thread.
   void submit(IoOp* op, void (*flush_hook)() noexcept) {
     IoOp* done = nullptr;
+    bool busy = false;
     {
       std::lock_guard lock(mu_);
       if (in_kernel_ + prepared_ >= kRingDepth) {  // full: waits in line for a completion
@@ -198,7 +208,9 @@ class Ring {
         }
         done = submit_and_drain();
       }
+      busy = in_kernel_ > 0;
     }
+    if (busy) note_ring_busy();
     finish_all(done);
   }
 
@@ -207,10 +219,13 @@ class Ring {
   // eventfd says a completion came) whatever finished in the kernel.
   void flush() noexcept {
     IoOp* done = nullptr;
+    bool busy = false;
     {
       std::lock_guard lock(mu_);
       done = submit_and_drain();
+      busy = in_kernel_ > 0;
     }
+    if (busy) note_ring_busy();
     finish_all(done);
   }
 
@@ -254,8 +269,22 @@ class Ring {
   // are, again while taking them prepared more (the rest of a short write,
   // operations from the line). Returns the finished operations, for
   // finish_all() once the lock is dropped.
+  //
+  // The eventfd is for completions nobody is here to take, so it is off
+  // while this thread submits and drains: a read served from the page cache
+  // completes inside io_uring_submit(), and each batch's signal used to wake
+  // the completion thread only to find the ring drained (65,536 random
+  // reads at depth 32 on 2 CPUs: ~700-1,900 wake-ups of a third thread,
+  // each preempting a worker). It is on again before the last look at the
+  // ring, so a completion the kernel posts later either finds it on and
+  // signals, or is in the ring for that look. (The kernel reads the flag
+  // after publishing the completion with no full barrier between: a store
+  // and a load that x86 may reorder, so both sides could miss each other in
+  // a window of a few instructions. The completion thread's sweep covers
+  // that: Rings::run().)
   IoOp* submit_and_drain() noexcept {
     IoOp* done = std::exchange(failed_, nullptr);
+    set_eventfd(false);
     for (;;) {
       if (prepared_ > 0) {
         int rc = 0;
@@ -273,9 +302,33 @@ class Ring {
       }
       const unsigned before = prepared_;
       drain(done);
-      if (prepared_ == before || prepared_ == 0) return done;  // nothing new to submit
+      if (prepared_ != before && prepared_ != 0) continue;  // new SQEs to submit
+      set_eventfd(true);
+      // seq_cst: our flag store before our read of the completion queue's
+      // tail (io_uring_cq_ready(): an acquire load), as the kernel's
+      // publication of a completion comes before its read of the flag.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (io_uring_cq_ready(&ring_) == 0) return done;
+      set_eventfd(false);  // one came meanwhile: take it too
     }
   }
+
+  // Under mu_: turns the kernel's eventfd signals on or off (a flag in the
+  // shared completion ring; no system call).
+  // A test may have every signal lost (fault_injection.hpp). relaxed: a
+  // test sets it before the operations it covers.
+  void set_eventfd(bool on) noexcept {
+    (void)io_uring_cq_eventfd_toggle(&ring_, on && !g_aio_signals_lost.load(std::memory_order_relaxed));
+  }
+
+ public:
+  // Operations in the kernel (the completion thread's sweep asks).
+  bool busy() noexcept {
+    std::lock_guard lock(mu_);
+    return in_kernel_ > 0;
+  }
+
+ private:
 
   // Under mu_: accounts every completion there is, chaining the finished
   // operations onto `done`; prepares the rest of short writes and
@@ -348,12 +401,24 @@ class Rings final : public Backend {
   Rings() {
     epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
     stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (epfd_ < 0 || stop_fd_ < 0) throw std::system_error(errno, std::generic_category(), "epoll/eventfd");
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.ptr = nullptr;  // the stop
-    ::epoll_ctl(epfd_, EPOLL_CTL_ADD, stop_fd_, &ev);
-    free_.push_back(make_ring());  // the probe: throws where io_uring is refused
+    poke_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epoll_event stop{}, poke{};
+    stop.events = poke.events = EPOLLIN;
+    stop.data.ptr = nullptr;  // the stop
+    poke.data.ptr = this;     // a poke (note_busy())
+    if (epfd_ < 0 || stop_fd_ < 0 || poke_fd_ < 0 || ::epoll_ctl(epfd_, EPOLL_CTL_ADD, stop_fd_, &stop) < 0 ||
+        ::epoll_ctl(epfd_, EPOLL_CTL_ADD, poke_fd_, &poke) < 0) {
+      const int e = errno;
+      close_fds();
+      throw std::system_error(e, std::generic_category(), "epoll/eventfd");
+    }
+    try {
+      free_.push_back(make_ring());  // the probe: throws where io_uring is refused
+    } catch (...) {
+      all_.clear();
+      close_fds();
+      throw;
+    }
     thread_ = std::thread([this] { run(); });
   }
   ~Rings() override {
@@ -362,8 +427,7 @@ class Rings final : public Backend {
     (void)::write(stop_fd_, &one, sizeof one);
     thread_.join();
     all_.clear();
-    ::close(stop_fd_);
-    ::close(epfd_);
+    close_fds();
   }
   void submit(IoOp* op) override { mine().submit(op, &flush_mine); }
   const char* name() const noexcept override { return "io_uring"; }
@@ -397,10 +461,65 @@ class Rings final : public Backend {
     if (t_ring.ring != nullptr) t_ring.ring->flush();
   }
 
+  void close_fds() noexcept {
+    for (int fd : {poke_fd_, stop_fd_, epfd_})
+      if (fd >= 0) ::close(fd);
+  }
+
+  // While some ring has operations in the kernel, the completion thread
+  // also wakes every kSweepMs and takes whatever completed: the one signal
+  // a submitter's toggle can lose (Ring::submit_and_drain()) then costs at
+  // most this long, not a coroutine that never resumes. With nothing in
+  // the kernel it sleeps until a signal.
+  static constexpr int kSweepMs = 10;
+
+ public:
+  // A submitter left operations in the kernel: if the completion thread
+  // sleeps without a timeout, poke it, so that it sweeps until they are
+  // done. seq_cst, against run()'s store of untimed_ before its look at the
+  // rings: either that look sees the submitter's operations (counted under
+  // the ring's lock before this load), or this load sees the store. The
+  // exchange makes one poke per such sleep.
+  void note_busy() noexcept {
+    if (untimed_.load(std::memory_order_seq_cst) && untimed_.exchange(false, std::memory_order_seq_cst)) {
+      const std::uint64_t one = 1;
+      (void)::write(poke_fd_, &one, sizeof one);
+    }
+  }
+
+ private:
+
+  bool any_busy() {
+    std::lock_guard lock(mu_);
+    return std::any_of(all_.begin(), all_.end(), [](const std::unique_ptr<Ring>& r) { return r->busy(); });
+  }
+
+  // The rings stay in all_ until the destructor has joined this thread, so
+  // the pointers outlive the lock; the flushes run without it (they resume
+  // coroutines).
+  void sweep() {
+    std::vector<Ring*> busy;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& r : all_)
+        if (r->busy()) busy.push_back(r.get());
+    }
+    for (Ring* r : busy) r->flush();
+  }
+
   void run() {
     epoll_event events[16];
     for (;;) {
-      const int n = ::epoll_wait(epfd_, events, 16, -1);
+      // seq_cst: see note_busy(). relaxed clear: only this thread's own
+      // next store of it matters to a submitter that reads false.
+      untimed_.store(true, std::memory_order_seq_cst);
+      const bool busy = any_busy();
+      if (busy) untimed_.store(false, std::memory_order_relaxed);
+      const int n = ::epoll_wait(epfd_, events, 16, busy ? kSweepMs : -1);
+      if (n == 0) {
+        sweep();
+        continue;
+      }
       if (n < 0) {
         if (errno == EINTR) continue;
         report_error("weft::AsyncFile: the completion thread stops",
@@ -409,6 +528,12 @@ class Rings final : public Backend {
       }
       for (int i = 0; i < n; ++i) {
         if (events[i].data.ptr == nullptr) return;  // the destructor
+        if (events[i].data.ptr == this) {           // a poke: the loop looks at the rings again
+          std::uint64_t pokes = 0;
+          while (::read(poke_fd_, &pokes, sizeof pokes) < 0 && errno == EINTR) {
+          }
+          continue;
+        }
         static_cast<Ring*>(events[i].data.ptr)->on_event();
       }
     }
@@ -416,6 +541,8 @@ class Rings final : public Backend {
 
   int epfd_ = -1;
   int stop_fd_ = -1;
+  int poke_fd_ = -1;
+  std::atomic<bool> untimed_{false};  // the completion thread sleeps (or is about to) without a timeout
   std::mutex mu_;  // all_ and free_
   std::vector<std::unique_ptr<Ring>> all_;
   std::vector<Ring*> free_;
@@ -423,6 +550,12 @@ class Rings final : public Backend {
 };
 
 Rings* Rings::instance = nullptr;
+
+void note_ring_busy() noexcept {
+  // A ring outlives the backend only in a thread that exits after it (the
+  // destructor's comment): then nobody waits for its completions.
+  if (Rings* r = Rings::instance) r->note_busy();
+}
 
 void give_back_ring(Ring* r) noexcept {
   if (Rings::instance == nullptr) return;

@@ -10,10 +10,13 @@
 ///   co_await out.sync();                                                      // on the disk now
 ///
 /// Contract
-/// - Operations go to one io_uring per process (Debian's liburing), shared
-///   by every pool; a completion thread sleeps in the kernel until one
-///   finishes (nothing spins) and queues the coroutine back on its pool (a
-///   weft::Task's own, else ThreadPool::current(), else the default pool).
+/// - Operations go to an io_uring of the thread that submits them (Debian's
+///   liburing); a read the page cache serves completes inside the
+///   submission and its coroutine goes on there. One completion thread per
+///   process sleeps in the kernel until an operation finishes later
+///   (nothing spins; it looks every 10 ms while some are in the kernel) and
+///   queues the coroutine back on its pool (a weft::Task's own, else
+///   ThreadPool::current(), else the default pool).
 ///   At most 256 operations are in the kernel at once; more wait in line.
 /// - Where io_uring is not available (an old kernel; a container or
 ///   seccomp policy that refuses io_uring_setup with ENOSYS or EPERM), the

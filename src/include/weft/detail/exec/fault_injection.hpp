@@ -21,4 +21,12 @@ extern std::atomic<WorkerStartHook> g_worker_start_hook;
 using InjectorHook = void (*)();
 extern std::atomic<InjectorHook> g_injector_hook;
 
+// While true, weft::AsyncFile's io_uring rings keep the kernel's eventfd
+// signals off, as if every signal were lost in the window the submitters'
+// toggling leaves (src/aio/async_file.cpp): a completion that the
+// submitting thread does not take itself is then delivered only by the
+// completion thread's sweep. False, and one relaxed load per drain, in
+// normal use.
+extern std::atomic<bool> g_aio_signals_lost;
+
 }  // namespace weft::detail
