@@ -104,23 +104,33 @@ TEST_P(EventRing, EveryHopArrives) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, EventRing, ::testing::Values(2, 3, 4, 8));
 
-// Setters and resetters race waiters. Each waiter loops on wait(); the run
-// ends with a final set() and no reset after it, which must release every
-// waiter (a reset must never strand a sleeper).
+// Setters and resetters race waiters. Each waiter waits at least once and
+// loops on wait() until told to finish; the run ends with a final set() and
+// no reset after it, which must release every waiter (a reset must never
+// strand a sleeper). The togglers start once every waiter is in its loop.
+// (The waiters used to check `finish` before their first wait: a waiter
+// scheduled late then never waited, and the count below came up short in
+// one clang ASan run.)
 TEST(EventStress, ResetRacesDoNotStrandWaiters) {
   const std::int64_t toggles = weft::test::stress_count(200'000);
   weft::test::Watchdog dog("Event reset races");
   weft::Event e;
   std::atomic<bool> finish{false};
+  std::atomic<int> started{0};
   std::atomic<std::int64_t> wakeups{0};
   std::vector<std::thread> waiters;
   for (int w = 0; w < 4; ++w)
     waiters.emplace_back([&] {
-      while (!finish.load(std::memory_order_acquire)) {
+      // relaxed: a count the main thread only waits on; nothing is published.
+      started.fetch_add(1, std::memory_order_relaxed);
+      do {
         e.wait();
+        // relaxed: a count, read after the joins (which order it).
         wakeups.fetch_add(1, std::memory_order_relaxed);
-      }
+      } while (!finish.load(std::memory_order_acquire));  // acquire: pairs with the release below
     });
+  // relaxed: see above.
+  while (started.load(std::memory_order_relaxed) < 4) std::this_thread::yield();
   std::vector<std::thread> togglers;
   for (int t = 0; t < 2; ++t)
     togglers.emplace_back([&, t] {
@@ -134,11 +144,11 @@ TEST(EventStress, ResetRacesDoNotStrandWaiters) {
       }
     });
   for (auto& t : togglers) t.join();
-  finish.store(true, std::memory_order_release);
+  finish.store(true, std::memory_order_release);  // release: ends the waiters' loops after their last wait
   e.set();  // the last word: every waiter must get out
   for (auto& t : waiters) t.join();
   EXPECT_TRUE(e.is_set());
-  EXPECT_GE(wakeups.load(), 4);
+  EXPECT_GE(wakeups.load(), 4);  // each waiter came back from at least one wait
 }
 
 // Stops race set() and reset() (tests/model/event_stop.pml, -DRESET): each
