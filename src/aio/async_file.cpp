@@ -236,6 +236,12 @@ class Ring {
     }
     flush();
   }
+  // Operations in the kernel (the completion thread asks before it sleeps,
+  // and its sweep).
+  bool busy() noexcept {
+    std::lock_guard lock(mu_);
+    return in_kernel_ > 0;
+  }
 
  private:
   static constexpr unsigned kBatch = 32;  // SQEs a worker holds back at most
@@ -320,15 +326,6 @@ class Ring {
   void set_eventfd(bool on) noexcept {
     (void)io_uring_cq_eventfd_toggle(&ring_, on && !g_aio_signals_lost.load(std::memory_order_relaxed));
   }
-
- public:
-  // Operations in the kernel (the completion thread's sweep asks).
-  bool busy() noexcept {
-    std::lock_guard lock(mu_);
-    return in_kernel_ > 0;
-  }
-
- private:
 
   // Under mu_: accounts every completion there is, chaining the finished
   // operations onto `done`; prepares the rest of short writes and
@@ -432,6 +429,19 @@ class Rings final : public Backend {
   void submit(IoOp* op) override { mine().submit(op, &flush_mine); }
   const char* name() const noexcept override { return "io_uring"; }
 
+  // A submitter left operations in the kernel: if the completion thread
+  // sleeps without a timeout, poke it, so that it sweeps until they are
+  // done. seq_cst, against run()'s store of untimed_ before its look at the
+  // rings: either that look sees the submitter's operations (counted under
+  // the ring's lock before this load), or this load sees the store. The
+  // exchange makes one poke per such sleep.
+  void note_busy() noexcept {
+    if (untimed_.load(std::memory_order_seq_cst) && untimed_.exchange(false, std::memory_order_seq_cst)) {
+      const std::uint64_t one = 1;
+      (void)::write(poke_fd_, &one, sizeof one);
+    }
+  }
+
   static Rings* instance;
 
   void give_back(Ring* r) noexcept {
@@ -473,38 +483,25 @@ class Rings final : public Backend {
   // the kernel it sleeps until a signal.
   static constexpr int kSweepMs = 10;
 
- public:
-  // A submitter left operations in the kernel: if the completion thread
-  // sleeps without a timeout, poke it, so that it sweeps until they are
-  // done. seq_cst, against run()'s store of untimed_ before its look at the
-  // rings: either that look sees the submitter's operations (counted under
-  // the ring's lock before this load), or this load sees the store. The
-  // exchange makes one poke per such sleep.
-  void note_busy() noexcept {
-    if (untimed_.load(std::memory_order_seq_cst) && untimed_.exchange(false, std::memory_order_seq_cst)) {
-      const std::uint64_t one = 1;
-      (void)::write(poke_fd_, &one, sizeof one);
-    }
-  }
-
- private:
-
   bool any_busy() {
     std::lock_guard lock(mu_);
     return std::any_of(all_.begin(), all_.end(), [](const std::unique_ptr<Ring>& r) { return r->busy(); });
   }
 
-  // The rings stay in all_ until the destructor has joined this thread, so
-  // the pointers outlive the lock; the flushes run without it (they resume
-  // coroutines).
+  // Flushes every ring with operations in the kernel. all_ only grows and
+  // its rings stay until the destructor has joined this thread, so a ring
+  // taken under the lock outlives it; the flush runs without the lock (it
+  // resumes coroutines).
   void sweep() {
-    std::vector<Ring*> busy;
-    {
-      std::lock_guard lock(mu_);
-      for (const auto& r : all_)
-        if (r->busy()) busy.push_back(r.get());
+    for (std::size_t i = 0;; ++i) {
+      Ring* r = nullptr;
+      {
+        std::lock_guard lock(mu_);
+        if (i >= all_.size()) return;
+        r = all_[i].get();
+      }
+      if (r->busy()) r->flush();
     }
-    for (Ring* r : busy) r->flush();
   }
 
   void run() {

@@ -25,8 +25,8 @@ extern std::atomic<InjectorHook> g_injector_hook;
 // signals off, as if every signal were lost in the window the submitters'
 // toggling leaves (src/aio/async_file.cpp): a completion that the
 // submitting thread does not take itself is then delivered only by the
-// completion thread's sweep. False, and one relaxed load per drain, in
-// normal use.
+// completion thread's sweep. False, and a relaxed load each time a ring
+// turns its signals off or on (twice a drain), in normal use.
 extern std::atomic<bool> g_aio_signals_lost;
 
 }  // namespace weft::detail
