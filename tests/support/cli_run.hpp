@@ -1,5 +1,5 @@
-// Running the weft binary from the CLI tests (tests/cli/*.cpp, which define
-// WEFT_CLI_PATH and link nlohmann/json and the harness): one way to start it
+// Running the weft binary from the CLI tests (tests/cli/*.cpp, which see
+// the generated cli_paths.hpp and link nlohmann/json and the harness): one way to start it
 // (the harness's spawner), capture stdout
 // and stderr apart, stop it if it hangs, read its JSON, and check the fields,
 // rows, goals, table, help and usage-error contract the subcommands share.
@@ -9,8 +9,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
@@ -18,6 +23,9 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
+#include "cli_paths.hpp"  // WEFT_CLI_PATH and the rest (generated)
 #include "weft/harness/process.hpp"
 
 namespace weft::test {
@@ -83,26 +91,68 @@ inline CliRun run_cli_argv(const std::vector<std::string>& args, const RunOption
   return run_process(argv, opts);
 }
 
-// `weft <args> --json`: must exit 0 and print one JSON object on stdout. On
-// failure, an empty object (the caller's lookups then fail the test too).
-inline nlohmann::json run_json(const std::string& args) {
+// `weft <args> --json`: must exit 0 and print one JSON object on stdout;
+// nullopt (with the test failed) otherwise.
+inline std::optional<nlohmann::json> try_run_json(const std::string& args) {
   const CliRun r = run_cli(args + " --json");
   EXPECT_EQ(r.status, 0) << args << "\n" << r;
+  if (r.status != 0) return std::nullopt;
   try {
     return nlohmann::json::parse(r.out);
   } catch (const nlohmann::json::exception& e) {
     ADD_FAILURE() << args << ": not JSON: " << e.what() << "\n" << r;
-    return nlohmann::json::object();
+    return std::nullopt;
   }
 }
 
-// `run_json(args)` once per test program: the tests that only read a run's
-// JSON share it (running it is the slow part).
+// As try_run_json; on failure an empty object (the caller's lookups then
+// fail the test too).
+inline nlohmann::json run_json(const std::string& args) {
+  return try_run_json(args).value_or(nlohmann::json::object());
+}
+
+// `run_json(args)` once: the tests that only read a run's JSON share it
+// (running it is the slow part). Within a test program it is kept in
+// memory. ctest runs each test in a process of its own, so there it is also
+// kept in the folder WEFT_TEST_RUN_CACHE names (tests/CMakeLists.txt), which
+// a fixture removes at the start of each ctest run: one run per set of
+// arguments per ctest run. A run that failed is not kept: each test that
+// reads it runs it again and fails on its own.
 inline const nlohmann::json& run_json_once(const std::string& args) {
   static std::map<std::string, nlohmann::json> runs;
   auto it = runs.find(args);
-  if (it == runs.end()) it = runs.emplace(args, run_json(args)).first;
-  return it->second;
+  if (it != runs.end()) return it->second;
+  const char* dir = std::getenv("WEFT_TEST_RUN_CACHE");
+  if (dir == nullptr || *dir == '\0') return runs.emplace(args, run_json(args)).first->second;
+  namespace fs = std::filesystem;
+  // The file is named by a hash of the arguments and holds them on its
+  // first line, so a collision is a miss, not another run's JSON.
+  const fs::path file = fs::path(dir) / (std::to_string(std::hash<std::string>{}(args)) + ".json");
+  if (std::ifstream in{file}) {
+    std::string first;
+    std::getline(in, first);
+    if (first == args) {
+      try {
+        return runs.emplace(args, nlohmann::json::parse(in)).first->second;
+      } catch (const nlohmann::json::exception&) {
+        // Unreadable (cannot happen short of a full disk): run it again.
+      }
+    }
+  }
+  std::optional<nlohmann::json> j = try_run_json(args);
+  if (!j) return runs.emplace(args, nlohmann::json::object()).first->second;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  // Written whole under a name of this process's, then renamed: a test
+  // running beside this one (ctest -j) reads the old state or the new file,
+  // never half of one.
+  const fs::path tmp = file.string() + "." + std::to_string(::getpid());
+  {
+    std::ofstream out{tmp};
+    out << args << '\n' << j->dump() << '\n';
+  }
+  fs::rename(tmp, file, ec);
+  return runs.emplace(args, std::move(*j)).first->second;
 }
 
 // The fields every experiment's JSON has (docs/cli.md), and the keys its
