@@ -111,48 +111,54 @@ inline nlohmann::json run_json(const std::string& args) {
   return try_run_json(args).value_or(nlohmann::json::object());
 }
 
-// `run_json(args)` once: the tests that only read a run's JSON share it
-// (running it is the slow part). Within a test program it is kept in
-// memory. ctest runs each test in a process of its own, so there it is also
-// kept in the folder WEFT_TEST_RUN_CACHE names (tests/CMakeLists.txt), which
-// a fixture removes at the start of each ctest run: one run per set of
-// arguments per ctest run. A run that failed is not kept: each test that
-// reads it runs it again and fails on its own.
+// The run of `args` kept by an earlier test of this ctest run, if any: ctest
+// runs each test in a process of its own, so run_json_once keeps runs in
+// the folder WEFT_TEST_RUN_CACHE names (tests/CMakeLists.txt), which a
+// fixture removes at the start of each ctest run. A file is named by a hash
+// of the arguments and holds them on its first line, so a collision is a
+// miss, not another run's JSON.
+inline std::filesystem::path kept_run_file(const char* dir, const std::string& args) {
+  return std::filesystem::path(dir) / (std::to_string(std::hash<std::string>{}(args)) + ".json");
+}
+
+inline std::optional<nlohmann::json> kept_run(const std::string& args) {
+  const char* dir = std::getenv("WEFT_TEST_RUN_CACHE");
+  if (dir == nullptr || *dir == '\0') return std::nullopt;
+  std::ifstream in{kept_run_file(dir, args)};
+  std::string first;
+  if (!std::getline(in, first) || first != args) return std::nullopt;
+  // A file is renamed into place whole, so it parses; if not, run again.
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+
+// Keeps a run for the later tests of this ctest run (see kept_run). Written
+// under a name of this process's and renamed, so that a test running beside
+// this one (ctest -j) finds no file or the whole of one; a failure to keep
+// it only costs those tests a run of their own.
+inline void keep_run(const std::string& args, const nlohmann::json& j) {
+  const char* dir = std::getenv("WEFT_TEST_RUN_CACHE");
+  if (dir == nullptr || *dir == '\0') return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::filesystem::path file = kept_run_file(dir, args);
+  const std::filesystem::path tmp = file.string() + "." + std::to_string(::getpid());
+  std::ofstream(tmp) << args << '\n' << j.dump() << '\n';
+  std::filesystem::rename(tmp, file, ec);
+}
+
+// `run_json(args)` once per ctest run (once per program outside ctest): the
+// tests that only read a run's JSON share it (running it is the slow part).
+// A run that failed is not kept: each test that reads it runs it again and
+// fails on its own.
 inline const nlohmann::json& run_json_once(const std::string& args) {
   static std::map<std::string, nlohmann::json> runs;
-  auto it = runs.find(args);
-  if (it != runs.end()) return it->second;
-  const char* dir = std::getenv("WEFT_TEST_RUN_CACHE");
-  if (dir == nullptr || *dir == '\0') return runs.emplace(args, run_json(args)).first->second;
-  namespace fs = std::filesystem;
-  // The file is named by a hash of the arguments and holds them on its
-  // first line, so a collision is a miss, not another run's JSON.
-  const fs::path file = fs::path(dir) / (std::to_string(std::hash<std::string>{}(args)) + ".json");
-  if (std::ifstream in{file}) {
-    std::string first;
-    std::getline(in, first);
-    if (first == args) {
-      try {
-        return runs.emplace(args, nlohmann::json::parse(in)).first->second;
-      } catch (const nlohmann::json::exception&) {
-        // Unreadable (cannot happen short of a full disk): run it again.
-      }
-    }
+  if (auto it = runs.find(args); it != runs.end()) return it->second;
+  std::optional<nlohmann::json> j = kept_run(args);
+  if (!j || j->is_discarded()) {
+    j = try_run_json(args);
+    if (j) keep_run(args, *j);
   }
-  std::optional<nlohmann::json> j = try_run_json(args);
-  if (!j) return runs.emplace(args, nlohmann::json::object()).first->second;
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  // Written whole under a name of this process's, then renamed: a test
-  // running beside this one (ctest -j) reads the old state or the new file,
-  // never half of one.
-  const fs::path tmp = file.string() + "." + std::to_string(::getpid());
-  {
-    std::ofstream out{tmp};
-    out << args << '\n' << j->dump() << '\n';
-  }
-  fs::rename(tmp, file, ec);
-  return runs.emplace(args, std::move(*j)).first->second;
+  return runs.emplace(args, j.value_or(nlohmann::json::object())).first->second;
 }
 
 // The fields every experiment's JSON has (docs/cli.md), and the keys its
