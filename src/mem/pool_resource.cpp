@@ -71,12 +71,37 @@ thread_local constinit TlsMap* tls_map = nullptr;
 
 void thread_exit_hook(void* value) noexcept;
 
-// First touch (see "NUMA placement" in weft/mem/pool_resource.hpp): one
-// write per page, from the thread that will carve the chunk, before any
-// block of it can reach another thread.
-void touch_pages(void* chunk) noexcept {
-  auto* bytes = static_cast<volatile std::byte*>(chunk);
-  for (std::size_t off = 0; off < kMemChunkSize; off += kMemTouchStride) bytes[off] = std::byte{0};
+// First touch (see "NUMA placement" in weft/mem/pool_resource.hpp): the
+// owner writes each page of a chunk as its bump pointer first enters it, so
+// a page is placed by the thread that carves it before any block of it can
+// reach another thread, and a page no block has reached is never resident.
+// Blocks are carved downwards, so every page at or above page(bump) has been
+// written (the header's by the header); a block [new, old) no larger than a
+// page enters a new page exactly when page(new) != page(old).
+static_assert(kMemMaxPooledSize <= kMemTouchStride, "a block spans at most two pages");
+
+inline std::uintptr_t page_of(const std::byte* p) noexcept {
+  return reinterpret_cast<std::uintptr_t>(p) / kMemTouchStride;
+}
+
+// The block at `p` is not handed out yet, so the write clobbers nothing.
+void touch_if_new_page(std::byte* p, const std::byte* old_bump) noexcept {
+  if (page_of(p) != page_of(old_bump)) *static_cast<volatile std::byte*>(p) = std::byte{0};
+}
+
+// Before a heap can pass to another thread (an orphan is adopted by the next
+// thread that asks for a heap): its owner writes the pages its partly carved
+// chunks have left, so that whoever carves them later still gets pages on
+// the node recorded in the chunk. Below page(bump) and above the header's
+// page, nothing is in use.
+void touch_uncarved(MemThreadHeap& heap) noexcept {
+  for (MemClassState& cs : heap.classes) {
+    if (cs.bump == nullptr) continue;
+    std::byte* const chunk = cs.limit - kMemChunkHeaderSize;
+    const std::uintptr_t end = page_of(cs.bump) * kMemTouchStride;
+    for (std::byte* p = chunk + kMemTouchStride; reinterpret_cast<std::uintptr_t>(p) < end; p += kMemTouchStride)
+      *static_cast<volatile std::byte*>(p) = std::byte{0};
+  }
 }
 
 pthread_key_t exit_key() {
@@ -247,7 +272,6 @@ void* PoolResource::allocate_slow(std::size_t size_class) {
   if (cs.bump == nullptr || static_cast<std::size_t>(cs.bump - cs.limit) < size) {
     void* mem = upstream_->allocate(kChunkSize, kChunkSize);
     assert(reinterpret_cast<std::uintptr_t>(mem) % kChunkSize == 0);
-    detail::touch_pages(mem);
     auto* chunk = ::new (mem)
         MemChunkHeader{h, static_cast<std::uint32_t>(size_class), current_numa_node(), h->chunks};
     h->chunks = chunk;
@@ -255,7 +279,9 @@ void* PoolResource::allocate_slow(std::size_t size_class) {
     cs.bump = static_cast<std::byte*>(mem) + kChunkSize;
     cs.limit = static_cast<std::byte*>(mem) + kChunkHeaderSize;
   }
+  std::byte* const old_bump = cs.bump;
   cs.bump -= size;
+  detail::touch_if_new_page(cs.bump, old_bump);
   h->add_live(1);
   return cs.bump;
 }
@@ -315,6 +341,7 @@ void PoolResource::on_thread_exit(MemThreadHeap* heap) noexcept {
   if (outstanding == 0) {
     release_heap_locked(heap);
   } else {
+    detail::touch_uncarved(*heap);
     heap->state = MemThreadHeap::State::kOrphaned;
   }
 }

@@ -39,16 +39,19 @@
 ///   1.6 KiB of bookkeeping per (resource, thread that allocated from it).
 /// * NUMA placement: a chunk's pages are placed on the NUMA node of the
 ///   thread that takes it from upstream, the thread whose allocations its
-///   blocks serve. That thread writes one byte of every page of the new
-///   chunk (first touch), so the kernel's default policy puts every page on
-///   the node it runs on then, instead of each page on the node of whichever
+///   blocks serve. That thread writes one byte of each page of the chunk as
+///   its carving first reaches the page, before handing out any block in it
+///   (first touch), so the kernel's default policy puts every page on the
+///   node the thread runs on, instead of each page on the node of whichever
 ///   thread first writes a block in it; the node is recorded in the chunk
-///   (block_numa_node()). A memory policy the process was given (numactl
-///   --membind or --interleave, a launcher's memory binding) decides instead:
-///   weft does not override it. Pages upstream hands back already resident
-///   (memory it recycles) stay where they are. Cost: the page faults a chunk
-///   would take as its blocks are first written are taken at once, and a
-///   thread holds up to one partly used 64 KiB chunk per class resident.
+///   (block_numa_node()). A thread that exits with blocks still out writes
+///   the pages its chunks have left, so that a thread adopting its heap
+///   carves pages on the recorded node. A memory policy the process was
+///   given (numactl --membind or --interleave, a launcher's memory binding)
+///   decides instead: weft does not override it. Pages upstream hands back
+///   already resident (memory it recycles) stay where they are. Cost: none
+///   in memory (a page no block has reached is never resident), one
+///   compare per block carved.
 ///   Why first touch and not hwloc memory binding, measured: docs/guide/memory.md.
 /// * Destruction: ~PoolResource() returns every chunk to upstream.
 ///   Precondition: no block from it is still in use and no thread is using it

@@ -85,8 +85,21 @@ TEST(Numa, PageHasANodeOnlyOnceTouched) {
   EXPECT_EQ(memory_numa_node(mem.data()), node_of_cpu(cpu));
 }
 
+// The chunk a block was carved from.
+const std::byte* chunk_of(const void* block) {
+  return reinterpret_cast<const std::byte*>(reinterpret_cast<std::uintptr_t>(block) & ~(PoolResource::kChunkSize - 1));
+}
+
+// Every page of the chunk, not only the header's and the blocks'.
+void expect_every_page_on(const std::byte* chunk, int node) {
+  for (std::size_t off = 0; off < PoolResource::kChunkSize; off += kPage) {
+    EXPECT_EQ(memory_numa_node(chunk + off), node) << "page at offset " << off;
+  }
+}
+
 TEST(Numa, ChunkPagesAreTouchedOnTheAllocatingThreadsNode) {
   const bool ask_kernel = kernel_reports_page_nodes();
+  constexpr std::size_t kSize = 16;
   for (const Pu& pu : Topology::instance().pus()) {
     SCOPED_TRACE("CPU " + std::to_string(pu.os_id));
     const int node = node_of_cpu(pu.os_id);
@@ -94,19 +107,59 @@ TEST(Numa, ChunkPagesAreTouchedOnTheAllocatingThreadsNode) {
     std::pmr::monotonic_buffer_resource upstream(mem.data(), UntouchedMemory::kBytes, std::pmr::null_memory_resource());
     PoolResource pool(&upstream);
     on_cpu(pu.os_id, [&] {
-      void* block = pool.allocate(16);
-      EXPECT_EQ(pool.block_numa_node(block), node);
-      if (ask_kernel) {
-        // Every page of the chunk, not only the header's and the block's.
-        const auto* chunk = reinterpret_cast<const std::byte*>(reinterpret_cast<std::uintptr_t>(block) &
-                                                               ~(PoolResource::kChunkSize - 1));
-        for (std::size_t off = 0; off < PoolResource::kChunkSize; off += kPage) {
-          EXPECT_EQ(memory_numa_node(chunk + off), node) << "page at offset " << off;
-        }
-      }
-      pool.deallocate(block, 16);
+      // The whole chunk carved: each block is handed out only after the
+      // thread wrote its page(s).
+      std::vector<void*> blocks;
+      for (std::size_t i = 0; i < PoolResource::blocks_per_chunk(kSize); ++i) blocks.push_back(pool.allocate(kSize));
+      EXPECT_EQ(pool.bytes_held(), PoolResource::kChunkSize);
+      EXPECT_EQ(pool.block_numa_node(blocks.front()), node);
+      if (ask_kernel) expect_every_page_on(chunk_of(blocks.front()), node);
+      for (void* b : blocks) pool.deallocate(b, kSize);
     });
   }
+}
+
+TEST(Numa, PagesNoBlockHasReachedAreNotResident) {
+  if (!kernel_reports_page_nodes()) GTEST_SKIP() << "the kernel refuses move_pages(2) here (seccomp?)";
+  const UntouchedMemory mem;
+  std::pmr::monotonic_buffer_resource upstream(mem.data(), UntouchedMemory::kBytes, std::pmr::null_memory_resource());
+  PoolResource pool(&upstream);
+  // Blocks are carved from the chunk's end down: one block's worth touches
+  // its page and the header's, and no page between.
+  void* block = pool.allocate(64);
+  const std::byte* chunk = chunk_of(block);
+  EXPECT_GE(memory_numa_node(block), 0);
+  EXPECT_GE(memory_numa_node(chunk), 0);
+  for (std::size_t off = kPage; off + kPage < PoolResource::kChunkSize; off += kPage) {
+    EXPECT_EQ(memory_numa_node(chunk + off), -1) << "page at offset " << off;
+  }
+  pool.deallocate(block, 64);
+}
+
+TEST(Numa, AThreadThatExitsWithBlocksOutPlacesItsChunksRestBeforeAnyAdopter) {
+  const bool ask_kernel = kernel_reports_page_nodes();
+  const auto& pus = Topology::instance().pus();
+  const int owner_cpu = pus.front().os_id;
+  const int adopter_cpu = pus.back().os_id;
+  const UntouchedMemory mem;
+  std::pmr::monotonic_buffer_resource upstream(mem.data(), UntouchedMemory::kBytes, std::pmr::null_memory_resource());
+  PoolResource pool(&upstream);
+  void* kept = nullptr;
+  on_cpu(owner_cpu, [&] { kept = pool.allocate(32); });  // exits with `kept` out: its heap is orphaned
+  ASSERT_EQ(pool.orphaned_heap_count(), 1U);
+  // Before any other thread can take the heap, the owner wrote the pages it
+  // had not reached.
+  if (ask_kernel) expect_every_page_on(chunk_of(kept), node_of_cpu(owner_cpu));
+  // The adopter carves the rest of the chunk: on the owner's node, as recorded.
+  std::vector<void*> again;
+  on_cpu(adopter_cpu, [&] {
+    for (std::size_t i = 1; i < PoolResource::blocks_per_chunk(32); ++i) again.push_back(pool.allocate(32));
+    EXPECT_EQ(pool.bytes_held(), PoolResource::kChunkSize);
+    for (void* b : again) EXPECT_EQ(pool.block_numa_node(b), node_of_cpu(owner_cpu));
+    for (void* b : again) pool.deallocate(b, 32);
+  });
+  if (ask_kernel) expect_every_page_on(chunk_of(kept), node_of_cpu(owner_cpu));
+  pool.deallocate(kept, 32);
 }
 
 TEST(Numa, PoolPlacedByNodeAllocatesOnItsWorkersNodes) {
