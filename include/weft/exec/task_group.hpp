@@ -109,6 +109,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <stop_token>
 #include <type_traits>
 #include <utility>
@@ -163,9 +164,13 @@ class TaskGroup {
   /// weft::default_pool(), which this may start: recursive code need not
   /// pass its pool down.
   TaskGroup();
-  /// Cancelled when a stop is requested on `stop` (at once if it already was).
-  TaskGroup(ThreadPool& pool, std::stop_token stop) noexcept
-      : pool_(pool), on_stop_(std::move(stop), Canceller{this}) {}
+  /// Cancelled when a stop is requested on `stop` (at once if it already
+  /// was). The stop callback is allocated (so that a group without one
+  /// stays one cache line): throws std::bad_alloc if that fails.
+  TaskGroup(ThreadPool& pool, std::stop_token stop)
+      : pool_(pool),
+        on_stop_(stop.stop_possible() ? std::make_unique<std::stop_callback<Canceller>>(std::move(stop), Canceller{this})
+                                      : nullptr) {}
   ~TaskGroup();
   TaskGroup(const TaskGroup&) = delete;
   TaskGroup& operator=(const TaskGroup&) = delete;
@@ -377,8 +382,12 @@ class TaskGroup {
   std::atomic<Shard*> shards_{nullptr};
   // The root: (units << 2) | outside bit | waiter bit. Written by run()s
   // that count on it, by finishing root-counted and local-counted tasks
-  // and by shards' 0 <-> 1 transitions; read by wait().
-  alignas(detail::kCacheLine) std::atomic<std::uint32_t> state_{0};
+  // and by shards' 0 <-> 1 transitions; read by wait(). Not on a line of
+  // its own: the builder writes local_ beside it on every run() anyway,
+  // the fields above are read-only, and a group lives in a fork's stack
+  // frame, where 64-byte alignment would realign every such frame and
+  // deepen a recursion's stack by up to a line per level.
+  std::atomic<std::uint32_t> state_{0};
   // The builder's local count (count_local()): written by the builder's
   // thread alone, read by a wait() on another thread.
   std::atomic<std::uint32_t> local_{0};
@@ -392,7 +401,8 @@ class TaskGroup {
   std::exception_ptr error_;
   // Last: destroyed first, so no stop callback can run on a group whose
   // members are going away (its destructor waits for one in flight).
-  std::stop_callback<Canceller> on_stop_{std::stop_token{}, Canceller{this}};
+  // Only for a group made with a stop token that can be stopped.
+  std::unique_ptr<std::stop_callback<Canceller>> on_stop_;
 };
 
 }  // namespace weft
