@@ -606,28 +606,50 @@ Result run_suite(const SuiteParams& p) {
       r.rows.push_back(std::move(row));
     }
   }
-  // Peak RSS above the serial run's, each variant once in a process of its
-  // own, at mem_threads.
+  // Peak RSS above the serial run's, at mem_threads, each run in a process
+  // of its own: `reps` rounds, each a serial run and then every variant's,
+  // so that a sample is a variant's peak less the serial peak of its round
+  // (a single pair moves by ~0.1 MB from run to run, as much as a small
+  // workload's whole difference).
   for (const Work& w : works) {
     if (p.memory == 0 || !has_memory_row(w.name)) continue;
     if (p.child_exe.empty()) {
       r.notes.push_back("peak RSS not measured: no weft binary to run the measuring processes");
       break;
     }
-    std::string why;
-    const auto serial = child_peak_kib(p, w.name, "serial", 0, why);
+    struct MemRow {
+      std::string variant, not_run;
+      std::vector<double> mb;
+    };
+    std::vector<MemRow> rows;
     for (const std::string& v : p.variants) {
       if (v == "serial") continue;
-      const auto& variant = harness::variant(kVariants, v);
-      std::string not_run = variant.peer.why_not();
+      std::string not_run = harness::variant(kVariants, v).peer.why_not();
       if (not_run.empty()) not_run = cannot_run(w, v);
-      std::optional<double> kib;
-      if (not_run.empty() && serial) kib = child_peak_kib(p, w.name, v, mem_threads, why);
-      if (not_run.empty() && !kib) not_run = why;
-      std::vector<double> mb;
-      if (kib) mb.push_back((*kib - *serial) / 1024.0);
-      Row row = make_row(v, mem_threads, "peak_rss_above_serial_mb", "MB", std::move(mb), not_run);
-      if (kib) row.note = fmt::format("serial's peak {:.1f} MB; one run in a fresh process", *serial / 1024.0);
+      rows.push_back({v, not_run, {}});
+    }
+    std::vector<double> serial_kib;
+    for (int rep = 0; rep < std::max(p.reps, 1); ++rep) {
+      std::string why;
+      const auto serial = child_peak_kib(p, w.name, "serial", 0, why);
+      if (serial) serial_kib.push_back(*serial);
+      for (MemRow& m : rows) {
+        if (!m.not_run.empty()) continue;
+        const auto kib = serial ? child_peak_kib(p, w.name, m.variant, mem_threads, why) : std::nullopt;
+        if (!kib) {
+          m.not_run = why;
+          m.mb.clear();
+          continue;
+        }
+        m.mb.push_back((*kib - *serial) / 1024.0);
+      }
+    }
+    for (MemRow& m : rows) {
+      const std::size_t n = m.mb.size();
+      Row row = make_row(m.variant, mem_threads, "peak_rss_above_serial_mb", "MB", std::move(m.mb), m.not_run);
+      if (n > 0)
+        row.note = fmt::format("serial's peak {:.1f} MB; {} in fresh processes, each less its round's serial peak",
+                               summarize(serial_kib).median / 1024.0, n == 1 ? "one run" : fmt::format("{} runs", n));
       row.labels.workload = w.name;
       r.rows.push_back(std::move(row));
     }
@@ -659,7 +681,7 @@ const Register<SuiteParams> reg{{
                         "Also run at this many workers per available CPU (0: not)", 0, 16),
                 variants(&SuiteParams::variants, suite_variants),
                 integer("--memory", &SuiteParams::memory,
-                        "Peak RSS above serial for skynet and the UTS T3 trees, one process per variant (0: not)", 0,
+                        "Peak RSS above serial for skynet and the UTS T3 trees, one process per variant and repetition (0: not)", 0,
                         1),
                 reps(&SuiteParams::reps)},
     .sizes = {[](SuiteParams& p) {

@@ -90,6 +90,17 @@ TEST(Suite, PeakMemoryFromAProcessPerVariant) {
   EXPECT_EQ(rows, 4);  // every variant but serial, the baseline
 }
 
+TEST(Suite, PeakMemoryIsMeasuredOncePerRepetition) {
+  const auto& j = run_json_once("suite --workload skynet --skynet 3 --reps 2 --workers 2 --variant serial,weft");
+  const nlohmann::json* row = nullptr;
+  for (const auto& r : j.at("results"))
+    if (r.at("metric") == "peak_rss_above_serial_mb") row = &r;
+  ASSERT_NE(row, nullptr);
+  ASSERT_TRUE(row->at("measured").get<bool>()) << row->dump();
+  EXPECT_EQ(row->at("reps"), 2) << row->dump();
+  EXPECT_NE(row->at("note").get<std::string>().find("2 runs"), std::string::npos) << row->dump();
+}
+
 TEST(Suite, GoalsAtEveryWorkerCount) {
   const auto whats = goals(small_run());
   EXPECT_TRUE(whats.count("fib: weft-coro / weft (1 worker)"));

@@ -28,7 +28,7 @@ struct SuiteParams {
   std::vector<int> workers;  // empty: 1, 2, ... available_parallelism()
   int oversubscribe = 0;     // also run at this many workers per CPU (0: no)
   std::vector<std::string> variants = suite_variants();
-  int memory = 1;  // peak RSS of skynet and the UTS T3 trees, one process per variant
+  int memory = 1;  // peak RSS of skynet and the UTS T3 trees, one process per variant and repetition
   int reps = 3;
   // The weft binary whose `suite --internal-child` measures one variant's
   // peak RSS in a fresh process; empty: no memory rows.
