@@ -561,10 +561,11 @@ Result run_suite(const SuiteParams& p) {
                             {"values", "weight + 10 (strongly correlated), weights 10-100 from a fixed seed"}}},
               {"tasks", tasks},
               {"workers", workers},
-              {"weft_threads", "a pool of `workers` workers; the TaskGroup form's root runs on one of the P (a "
+              {"weft_threads", "a pool of `workers` workers; the fork-join form's root runs on one of the P (a "
                                "worker, or the calling thread in the pool's seat), the coroutine form's is "
                                "spawned on the pool (sync_wait(pool, task))"},
-              {"tbb_threads", "task_group in an arena of `workers` slots, the calling thread one of them"},
+              {"tbb_threads", "parallel_invoke (two-way forks) and task_group (n-way) in an arena of `workers` slots, "
+                              "the calling thread one of them"},
               {"openmp_threads", "omp parallel num_threads(`workers`) including the calling thread; one thread "
                                  "starts the recursion (omp single), the team runs its tasks; libgomp runs a task "
                                  "undeferred, as a plain call, while more than 64 per team thread are queued"},

@@ -3,8 +3,9 @@
 // runtime-benchmarks, the Barcelona OpenMP Tasks Suite), each written once
 // over a fork-join policy and once as weft coroutines.
 //
-// A policy says how to fork: Serial (plain calls), WeftGroup (a
-// weft::TaskGroup), TbbGroup (a oneapi::tbb::task_group) and OmpTasks
+// A policy says how to fork: Serial (plain calls), WeftGroup
+// (weft::parallel_invoke for two, a weft::TaskGroup for n), TbbGroup
+// (the same with oneTBB's parallel_invoke and task_group) and OmpTasks
 // (`omp task` / `omp taskwait`, the way BOTS writes them):
 //   Fj::invoke(a, b)   runs a() and b(), a as a task, b in place, then joins
 //   Fj::for_n(n, f)    runs f(0) .. f(n-1), all but the last as tasks, then joins
@@ -25,10 +26,12 @@
 #include <vector>
 
 #include "weft/exec/coro.hpp"
+#include "weft/exec/parallel_invoke.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 
 #ifdef WEFT_HAVE_TBB
+#include <oneapi/tbb/parallel_invoke.h>
 #include <oneapi/tbb/task_group.h>
 #endif
 
@@ -89,13 +92,35 @@ struct GroupFj {
 };
 
 // The pool is the calling worker's (ThreadPool::current()): recursive code
-// needs no pool argument, as with oneTBB and OpenMP.
+// needs no pool argument, as with oneTBB and OpenMP. A two-way fork is
+// parallel_invoke(), whose task lives in the caller's frame on a worker;
+// an n-way one a TaskGroup.
 inline TaskGroup weft_group() { return TaskGroup(*ThreadPool::current()); }
-using WeftGroup = GroupFj<TaskGroup, &weft_group>;
+struct WeftGroup {
+  template <class A, class B>
+  static void invoke(A&& a, B&& b) {
+    parallel_invoke(*ThreadPool::current(), b, a);  // b in place, a handed off
+  }
+  template <class F>
+  static void for_n(int n, F&& f) {
+    GroupFj<TaskGroup, &weft_group>::for_n(n, f);
+  }
+};
 
+// oneTBB's the same way: its parallel_invoke (stack-allocated tasks and a
+// wait context) for two, a task_group for n.
 #ifdef WEFT_HAVE_TBB
 inline oneapi::tbb::task_group tbb_group() { return {}; }
-using TbbGroup = GroupFj<oneapi::tbb::task_group, &tbb_group>;
+struct TbbGroup {
+  template <class A, class B>
+  static void invoke(A&& a, B&& b) {
+    oneapi::tbb::parallel_invoke(a, b);  // spawns a, runs b in place (its last argument)
+  }
+  template <class F>
+  static void for_n(int n, F&& f) {
+    GroupFj<oneapi::tbb::task_group, &tbb_group>::for_n(n, f);
+  }
+};
 #endif
 
 #ifdef WEFT_HAVE_OPENMP

@@ -1,0 +1,75 @@
+// weft/detail/exec/invoke_task.hpp — parallel_invoke's fork on a worker:
+// tasks in the caller's stack frame, no allocation, no group.
+//
+// A worker of the pool that calls parallel_invoke() pushes one InvokeTask
+// per handed-off function onto its own deque (invoke_fork()), runs the
+// first function, then joins (invoke_join()): newest first, it takes back
+// each task no thief has taken and runs it in place, with no atomic RMW at
+// all; for any task a thief took it waits (helping) until the thief's
+// finish has taken the task's one unit off its word. So a fork whose task
+// is not stolen costs a deque push and a pop, as in libfork or oneTBB's
+// parallel_invoke, instead of a TaskGroup's allocation, counting and wait.
+//
+// The word: (units << 2) | waiter bit, block_on()'s protocol with one unit
+// (as TaskGroup's root). Model: tests/model/invoke_join.pml.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+
+#include "weft/detail/exec/task.hpp"
+
+namespace weft {
+class ThreadPool;
+}
+
+namespace weft::detail {
+
+struct InvokeTask : TaskNode {
+  static constexpr std::uint32_t kUnit = 4;
+  static constexpr std::uint32_t kWaiter = 1;
+
+  // `call(fn)` runs the function; `fn` points at it, in the caller's frame.
+  InvokeTask(void (*c)(void*), void* f) noexcept : call(c), fn(f) {
+    execute = &execute_stolen;
+    discard = &discard_unrun;
+  }
+  InvokeTask(const InvokeTask&) = delete;
+  InvokeTask& operator=(const InvokeTask&) = delete;
+
+  // Runs the function on this thread, keeping its exception.
+  void run_here() noexcept {
+    try {
+      call(fn);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+
+  // How a worker that took the task off the deque (a thief, or the owner's
+  // helping wait) runs it: the run, then the unit off the word; the
+  // joiner may return, and the frame holding the task go, as soon as the
+  // unit is off, so the wake uses only the word's address.
+  static void execute_stolen(TaskNode* t) noexcept;
+  // A push that failed (the deque could not grow): never ran, nobody waits.
+  static void discard_unrun(TaskNode* t) noexcept;
+
+  std::atomic<std::uint32_t> state{kUnit};
+  void (*call)(void*);
+  void* fn;
+  std::exception_ptr error;  // written by whoever runs it, read by the joiner after the unit is off
+};
+
+// Pushes tasks[0..n) onto the calling worker's deque, oldest first, if the
+// calling thread is a worker of `pool` (false, and nothing pushed, if not).
+// If a push throws (std::bad_alloc growing the deque), joins the tasks
+// pushed before it and rethrows.
+bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n);
+// Returns once every task of tasks[0..n) has run, each exactly once: the
+// ones still at the bottom of this worker's deque here, the others where
+// they were taken (this thread helps meanwhile).
+void invoke_join(InvokeTask* tasks, std::size_t n) noexcept;
+
+}  // namespace weft::detail

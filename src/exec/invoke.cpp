@@ -1,0 +1,66 @@
+// parallel_invoke's fork and join on a worker (weft/detail/exec/invoke_task.hpp).
+#include "weft/detail/exec/invoke_task.hpp"
+
+#include "pool_core.hpp"
+#include "weft/detail/exec/block_on.hpp"
+#include "weft/detail/sched_point.hpp"
+#include "weft/detail/sync/futex.hpp"
+
+namespace weft::detail {
+
+namespace {
+bool invoke_done(std::uint32_t w) noexcept { return (w >> 2) == 0; }
+}  // namespace
+
+void InvokeTask::execute_stolen(TaskNode* t) noexcept {
+  auto* self = static_cast<InvokeTask*>(t);
+  self->run_here();
+  sched_point();
+  std::atomic<std::uint32_t>& word = self->state;
+  // release: publishes the run and `error` to the joiner, whose done()
+  // test loads the word with acquire (block_on()). The waiter bit needs no
+  // more: RMWs of one word are totally ordered, so this one sees a bit the
+  // joiner's RMW set before it, and otherwise the joiner's re-check after
+  // setting it sees the unit gone. After it the task may be gone: the wake
+  // uses only the address.
+  if ((word.fetch_sub(kUnit, std::memory_order_release) & kWaiter) != 0) futex_wake(word, kWakeAll);
+}
+
+void InvokeTask::discard_unrun(TaskNode* t) noexcept {
+  // relaxed: the pushing thread's own task, never published (the push failed).
+  static_cast<InvokeTask*>(t)->state.store(0, std::memory_order_relaxed);
+}
+
+bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
+  PoolCore& core = core_of(pool);
+  const WorkerContext& c = this_worker();
+  if (c.pool != &core || c.worker == nullptr) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    try {
+      core.push(&tasks[i]);  // the worker's own deque: bump, push, the light fence and wake rule
+    } catch (...) {
+      invoke_join(tasks, i);  // they reference the caller's frame, which the exception unwinds
+      throw;
+    }
+  }
+  return true;
+}
+
+void invoke_join(InvokeTask* tasks, std::size_t n) noexcept {
+  // Newest first: a task still at the bottom of this worker's deque is
+  // taken back (pop_if(): no thief can have it after) and run here; its
+  // word is nobody else's, so it is not touched.
+  std::size_t left = n;
+  while (left > 0) {
+    InvokeTask& t = tasks[left - 1];
+    if (take_own_newest_in(&t, sizeof t) == nullptr) break;
+    t.run_here();
+    --left;
+  }
+  // The rest were taken, or lie under a task queued above them (the first
+  // function may have posted one): wait for their units, helping, which
+  // may run them here through execute_stolen().
+  for (std::size_t i = 0; i < left; ++i) block_on(tasks[i].state, &invoke_done, InvokeTask::kWaiter, true);
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,178 @@
+// parallel_invoke's join on a worker under load (run under ThreadSanitizer):
+// the handed-off functions' tasks live in the caller's stack frame, so a
+// join that returned before a thief's finish, or a task run twice or never,
+// shows here as a wrong count or as TSan's report of a race on a frame
+// that is gone (tests/model/invoke_join.pml is the protocol's model).
+// Sizes come from stress_count().
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <future>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "stress.hpp"
+#include "watchdog.hpp"
+#include "weft/exec/parallel_invoke.hpp"
+#include "weft/exec/thread_pool.hpp"
+
+namespace {
+
+weft::PoolOptions workers(int n) {
+  weft::PoolOptions o;
+  o.workers = n;
+  return o;
+}
+
+// Runs f on one of the pool's workers, where parallel_invoke() forks in
+// the caller's frame (a Future's get() could run it here instead, on a
+// thread outside the pool), and returns what it returns.
+template <class F>
+auto on_a_worker(weft::ThreadPool& pool, F f) {
+  using R = decltype(f());
+  std::promise<R> done;
+  pool.post([&] {
+    EXPECT_EQ(weft::ThreadPool::current(), &pool);
+    try {
+      if constexpr (std::is_void_v<R>) {
+        f();
+        done.set_value();
+      } else {
+        done.set_value(f());
+      }
+    } catch (...) {
+      done.set_exception(std::current_exception());
+    }
+  });
+  return done.get_future().get();  // std::future: waits, never runs the task here
+}
+
+long fib(weft::ThreadPool& pool, int n) {
+  if (n < 2) return n;
+  long a = 0;
+  long b = 0;
+  weft::parallel_invoke(pool, [&] { b = fib(pool, n - 2); }, [&] { a = fib(pool, n - 1); });
+  return a + b;
+}
+
+long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+
+// A three-way tree whose every leaf marks its own slot once: a task run
+// twice or never leaves a slot at 2 or 0.
+void mark_leaves(weft::ThreadPool& pool, std::vector<std::atomic<int>>& slots, std::size_t begin, std::size_t end) {
+  if (end - begin == 1) {
+    slots[begin].fetch_add(1, std::memory_order_relaxed);  // relaxed: read after the join, which orders it
+    return;
+  }
+  const std::size_t third = (end - begin + 2) / 3;
+  const std::size_t m1 = std::min(end, begin + third);
+  const std::size_t m2 = std::min(end, m1 + third);
+  weft::parallel_invoke(
+      pool, [&] { mark_leaves(pool, slots, begin, m1); },
+      [&] {
+        if (m2 > m1) mark_leaves(pool, slots, m1, m2);
+      },
+      [&] {
+        if (end > m2) mark_leaves(pool, slots, m2, end);
+      });
+}
+
+TEST(InvokeStress, FibOnPoolsOfSeveralSizes) {
+  weft::test::Watchdog dog("invoke fib");
+  const int n = static_cast<int>(weft::test::stress_count(20, 16));
+  for (int w : {1, 2, 4}) {
+    weft::ThreadPool pool(workers(w));
+    for (int round = 0; round < 3; ++round) EXPECT_EQ(on_a_worker(pool, [&] { return fib(pool, n); }), fib_serial(n));
+  }
+}
+
+TEST(InvokeStress, EveryLeafOfAThreeWayTreeRunsOnce) {
+  weft::test::Watchdog dog("invoke tree");
+  const auto leaves = static_cast<std::size_t>(weft::test::stress_count(100'000, 5'000));
+  weft::ThreadPool pool(workers(3));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::atomic<int>> slots(leaves);
+    on_a_worker(pool, [&] { mark_leaves(pool, slots, 0, leaves); });
+    std::size_t wrong = 0;
+    for (const auto& s : slots) wrong += s.load(std::memory_order_relaxed) != 1;
+    EXPECT_EQ(wrong, 0U) << "round " << round;
+  }
+}
+
+// Throws from every depth, on whichever thread runs the function: every
+// function still runs, and the join rethrows.
+long throwing(weft::ThreadPool& pool, int n, std::atomic<long>& calls) {
+  calls.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after the joins
+  if (n < 2) {
+    if (n == 1) throw std::runtime_error("leaf");
+    return 0;
+  }
+  weft::parallel_invoke(
+      pool, [&] { (void)throwing(pool, n - 2, calls); }, [&] { (void)throwing(pool, n - 1, calls); });
+  return 0;
+}
+
+TEST(InvokeStress, ExceptionsFromStolenTasksReachTheJoinAndNothingIsSkipped) {
+  weft::test::Watchdog dog("invoke throws");
+  const int n = static_cast<int>(weft::test::stress_count(16, 14));
+  weft::ThreadPool pool(workers(2));
+  // Every call runs its two halves whatever they throw, so the number of
+  // calls is the whole call tree's.
+  const long tree = 2 * fib_serial(n + 1) - 1;
+  for (int round = 0; round < 5; ++round) {
+    std::atomic<long> calls{0};
+    EXPECT_THROW(on_a_worker(pool, [&] { return throwing(pool, n, calls); }), std::runtime_error);
+    EXPECT_EQ(calls.load(), tree);
+  }
+}
+
+// The first function posts tasks, so the handed-off task is no longer the
+// newest in the deque when the join comes: the join waits for it (helping)
+// instead of taking it back.
+TEST(InvokeStress, AJoinUnderPostedTasksWaitsForTheRest) {
+  weft::test::Watchdog dog("invoke under posts");
+  const auto rounds = weft::test::stress_count(2000, 500);
+  weft::ThreadPool pool(workers(2));
+  std::atomic<long> posted{0};
+  std::atomic<long> handed{0};
+  on_a_worker(pool, [&] {
+    for (std::int64_t r = 0; r < rounds; ++r) {
+      int first = 0;
+      int second = 0;
+      weft::parallel_invoke(
+          pool,
+          [&] {
+            pool.post([&posted] { posted.fetch_add(1, std::memory_order_relaxed); });
+            ++first;
+          },
+          [&] {
+            handed.fetch_add(1, std::memory_order_relaxed);
+            ++second;
+          });
+      EXPECT_EQ(first + second, 2);
+    }
+  });
+  pool.wait_idle();
+  EXPECT_EQ(posted.load(), rounds);
+  EXPECT_EQ(handed.load(), rounds);
+}
+
+// Outside threads (a TaskGroup underneath) and workers (tasks in the frame)
+// invoking on one pool at once.
+TEST(InvokeStress, OutsideThreadsAndWorkersTogether) {
+  weft::test::Watchdog dog("invoke inside and outside");
+  const int n = static_cast<int>(weft::test::stress_count(18, 15));
+  weft::ThreadPool pool(workers(2));
+  std::vector<std::thread> outside;
+  std::vector<long> got(3, -1);
+  for (std::size_t t = 0; t < got.size(); ++t) outside.emplace_back([&, t] { got[t] = fib(pool, n); });
+  const long inside = on_a_worker(pool, [&] { return fib(pool, n); });
+  for (auto& t : outside) t.join();
+  EXPECT_EQ(inside, fib_serial(n));
+  for (long g : got) EXPECT_EQ(g, fib_serial(n));
+}
+
+}  // namespace
