@@ -335,7 +335,7 @@ double run_weft(const Run& r) {
   ThreadPool pool(suite_pool(r.threads));
   start_workers(pool);
   return on_stack(r.work->deep, [&] {
-    return timed(r, [&] { return detail::on_workers(pool, [&] { return compute<WeftGroup>(*r.work); }); });
+    return timed(r, [&] { return detail::on_workers(pool, [&] { return compute<WeftFj>(*r.work); }); });
   });
 }
 
@@ -352,7 +352,7 @@ double run_tbb(const Run& r) {
   // The suites' oneTBB UTS asks for big worker stacks too.
   const oneapi::tbb::global_control stack(oneapi::tbb::global_control::thread_stack_size, kDeepStack);
   return on_stack(r.work->deep, [&] {
-    return in_tbb_arena(r.threads, [&] { return timed(r, [&] { return compute<TbbGroup>(*r.work); }); });
+    return in_tbb_arena(r.threads, [&] { return timed(r, [&] { return compute<TbbFj>(*r.work); }); });
   });
 }
 #endif
@@ -566,6 +566,8 @@ Result run_suite(const SuiteParams& p) {
                                "spawned on the pool (sync_wait(pool, task))"},
               {"tbb_threads", "parallel_invoke (two-way forks) and task_group (n-way) in an arena of `workers` slots, "
                               "the calling thread one of them"},
+              {"weft_forks", "parallel_invoke on ThreadPool::current(); an n-way fork splits its children in "
+                             "halves with it (n - 1 forks)"},
               {"openmp_threads", "omp parallel num_threads(`workers`) including the calling thread; one thread "
                                  "starts the recursion (omp single), the team runs its tasks; libgomp runs a task "
                                  "undeferred, as a plain call, while more than 64 per team thread are queued"},
@@ -666,8 +668,8 @@ const Register<SuiteParams> reg{{
     .name = "suite", .page = 107, .seconds = {15, 75, 300},
     .title = "The task-parallel suite: fib, skynet, nqueens, integrate, matmul, UTS, knapsack",
     .summary = "The recursive benchmarks task runtimes are compared on (fib, skynet, nqueens, integrate, matmul, "
-               "UTS T1/T3, knapsack): weft's TaskGroup and coroutines against oneTBB and OpenMP tasks, with "
-               "speed-up, ns per task and peak memory",
+               "UTS T1/T3, knapsack): weft's fork-join (parallel_invoke) and coroutines against oneTBB and OpenMP "
+               "tasks, with speed-up, ns per task and peak memory",
     .options = {names("--workload", &SuiteParams::workloads, "Workloads", "workload", suite_workloads,
                       "all but uts-t1l,uts-t3l"),
                 integer("--fib", &SuiteParams::fib_n, "fib(n), no cutoff: ~1.6^n tasks", 2, 45),

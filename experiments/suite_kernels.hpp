@@ -3,9 +3,9 @@
 // runtime-benchmarks, the Barcelona OpenMP Tasks Suite), each written once
 // over a fork-join policy and once as weft coroutines.
 //
-// A policy says how to fork: Serial (plain calls), WeftGroup
-// (weft::parallel_invoke for two, a weft::TaskGroup for n), TbbGroup
-// (the same with oneTBB's parallel_invoke and task_group) and OmpTasks
+// A policy says how to fork: Serial (plain calls), WeftFj
+// (weft::parallel_invoke), TbbFj (oneTBB's parallel_invoke for two, a
+// task_group for n) and OmpTasks
 // (`omp task` / `omp taskwait`, the way BOTS writes them):
 //   Fj::invoke(a, b)   runs a() and b(), a as a task, b in place, then joins
 //   Fj::for_n(n, f)    runs f(0) .. f(n-1), all but the last as tasks, then joins
@@ -27,7 +27,6 @@
 
 #include "weft/exec/coro.hpp"
 #include "weft/exec/parallel_invoke.hpp"
-#include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 
 #ifdef WEFT_HAVE_TBB
@@ -70,55 +69,40 @@ struct Counting {
   }
 };
 
-// A group type's fork-join: Group g = kMake(); g.run(...); ...; g.wait().
-// A prvalue from kMake initialises g directly (neither group type moves).
-template <class Group, Group (*kMake)()>
-struct GroupFj {
-  template <class A, class B>
-  static void invoke(A&& a, B&& b) {
-    Group g = kMake();
-    g.run([&a] { a(); });
-    b();
-    g.wait();
-  }
-  template <class F>
-  static void for_n(int n, F&& f) {
-    if (n <= 0) return;
-    Group g = kMake();
-    for (int i = 0; i + 1 < n; ++i) g.run([&f, i] { f(i); });
-    f(n - 1);
-    g.wait();
-  }
-};
-
 // The pool is the calling worker's (ThreadPool::current()): recursive code
-// needs no pool argument, as with oneTBB and OpenMP. A two-way fork is
-// parallel_invoke(), whose task lives in the caller's frame on a worker;
-// an n-way one a TaskGroup.
-inline TaskGroup weft_group() { return TaskGroup(*ThreadPool::current()); }
-struct WeftGroup {
+// needs no pool argument, as with oneTBB and OpenMP. Forks are
+// parallel_invoke() and parallel_invoke_n(), whose tasks live in the
+// forking worker's frame.
+struct WeftFj {
   template <class A, class B>
   static void invoke(A&& a, B&& b) {
     parallel_invoke(*ThreadPool::current(), b, a);  // b in place, a handed off
   }
   template <class F>
   static void for_n(int n, F&& f) {
-    GroupFj<TaskGroup, &weft_group>::for_n(n, f);
+    if (n > 0) parallel_invoke_n(*ThreadPool::current(), static_cast<std::size_t>(n), [&f](std::size_t i) {
+      f(static_cast<int>(i));
+    });
   }
 };
 
-// oneTBB's the same way: its parallel_invoke (stack-allocated tasks and a
-// wait context) for two, a task_group for n.
+// oneTBB's faster forms: its parallel_invoke (stack-allocated tasks and a
+// wait context) for two, and a task_group for n (splitting in halves with
+// parallel_invoke, whose every call makes a task_group_context, measured
+// 1.3-2.6x slower on skynet and UTS here).
 #ifdef WEFT_HAVE_TBB
-inline oneapi::tbb::task_group tbb_group() { return {}; }
-struct TbbGroup {
+struct TbbFj {
   template <class A, class B>
   static void invoke(A&& a, B&& b) {
     oneapi::tbb::parallel_invoke(a, b);  // spawns a, runs b in place (its last argument)
   }
   template <class F>
   static void for_n(int n, F&& f) {
-    GroupFj<oneapi::tbb::task_group, &tbb_group>::for_n(n, f);
+    if (n <= 0) return;
+    oneapi::tbb::task_group g;
+    for (int i = 0; i + 1 < n; ++i) g.run([&f, i] { f(i); });
+    f(n - 1);
+    g.wait();
   }
 };
 #endif

@@ -6,6 +6,7 @@
 // Sizes come from stress_count().
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <future>
@@ -80,6 +81,21 @@ void mark_leaves(weft::ThreadPool& pool, std::vector<std::atomic<int>>& slots, s
       });
 }
 
+// The same with parallel_invoke_n() and a fan-out of 2 to 20 per node
+// (more than kParallelInvokeInFrame go to the heap).
+void mark_leaves_n(weft::ThreadPool& pool, std::vector<std::atomic<int>>& slots, std::size_t begin, std::size_t end) {
+  if (end - begin == 1) {
+    slots[begin].fetch_add(1, std::memory_order_relaxed);  // relaxed: read after the join, which orders it
+    return;
+  }
+  const std::size_t fan = 2 + (begin * 7 + end) % std::min<std::size_t>(19, end - begin);  // 2 to 20
+  const std::size_t step = (end - begin + fan - 1) / fan;
+  const std::size_t parts = (end - begin + step - 1) / step;
+  weft::parallel_invoke_n(pool, parts, [&](std::size_t i) {
+    mark_leaves_n(pool, slots, begin + i * step, std::min(end, begin + (i + 1) * step));
+  });
+}
+
 TEST(InvokeStress, FibOnPoolsOfSeveralSizes) {
   weft::test::Watchdog dog("invoke fib");
   const int n = static_cast<int>(weft::test::stress_count(20, 16));
@@ -96,6 +112,19 @@ TEST(InvokeStress, EveryLeafOfAThreeWayTreeRunsOnce) {
   for (int round = 0; round < 3; ++round) {
     std::vector<std::atomic<int>> slots(leaves);
     on_a_worker(pool, [&] { mark_leaves(pool, slots, 0, leaves); });
+    std::size_t wrong = 0;
+    for (const auto& s : slots) wrong += s.load(std::memory_order_relaxed) != 1;
+    EXPECT_EQ(wrong, 0U) << "round " << round;
+  }
+}
+
+TEST(InvokeStress, EveryLeafOfAnNWayTreeRunsOnce) {
+  weft::test::Watchdog dog("invoke_n tree");
+  const auto leaves = static_cast<std::size_t>(weft::test::stress_count(100'000, 5'000));
+  weft::ThreadPool pool(workers(3));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::atomic<int>> slots(leaves);
+    on_a_worker(pool, [&] { mark_leaves_n(pool, slots, 0, leaves); });
     std::size_t wrong = 0;
     for (const auto& s : slots) wrong += s.load(std::memory_order_relaxed) != 1;
     EXPECT_EQ(wrong, 0U) << "round " << round;

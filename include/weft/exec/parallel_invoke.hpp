@@ -3,6 +3,7 @@
 /// when all have returned.
 ///
 ///   weft::parallel_invoke(pool, [&] { left = build(a); }, [&] { right = build(b); });
+///   weft::parallel_invoke_n(pool, kids.size(), [&](std::size_t i) { out[i] = build(kids[i]); });
 ///
 /// The first function runs on the calling thread; the others are handed to
 /// the pool, where idle workers take them (and, when none is idle, the
@@ -25,6 +26,7 @@
 
 #include <array>
 #include <concepts>
+#include <cstddef>
 #include <exception>
 #include <memory>
 #include <type_traits>
@@ -42,8 +44,18 @@ namespace weft {
 /// opening comment).
 namespace detail {
 template <class G>
-void invoke_call(void* f) {
+void invoke_call(void* f, std::size_t /*index*/) {
   std::forward<G>(*static_cast<std::remove_reference_t<G>*>(f))();
+}
+template <class G>
+void invoke_call_n(void* f, std::size_t index) {
+  (*static_cast<std::remove_reference_t<G>*>(f))(index);
+}
+// The first error of the handed-off tasks, in their order, else `mine`.
+inline void rethrow_first(const InvokeTask* tasks, std::size_t n, const std::exception_ptr& mine) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (tasks[i].error) std::rethrow_exception(tasks[i].error);
+  if (mine) std::rethrow_exception(mine);
 }
 // What the fork in the caller's frame can hand off: callable objects (a
 // function reference has no object address; those go through a TaskGroup).
@@ -69,9 +81,7 @@ void parallel_invoke(ThreadPool& pool, F&& first, Fs&&... rest) {
           mine = std::current_exception();  // still join: the tasks reference rest...
         }
         detail::invoke_join(tasks.data(), tasks.size());
-        for (detail::InvokeTask& t : tasks)
-          if (t.error) std::rethrow_exception(t.error);
-        if (mine) std::rethrow_exception(mine);
+        detail::rethrow_first(tasks.data(), tasks.size(), mine);
         return;
       }
     }
@@ -86,6 +96,49 @@ void parallel_invoke(ThreadPool& pool, F&& first, Fs&&... rest) {
     g.wait();  // rethrows a task's exception
     if (mine) std::rethrow_exception(mine);
   }
+}
+
+/// Calls f(0), f(1), ..., f(n - 1) at once, f(n - 1) on the calling thread
+/// and the others on the pool (oldest first to thieves, as a TaskGroup's
+/// run()s), and returns when all have returned: parallel_invoke() for a
+/// count known only at run time, such as a tree node's children. The same
+/// cost, exceptions and ordering as parallel_invoke(); up to
+/// kParallelInvokeInFrame handed-off calls live in the caller's frame,
+/// more in one allocation.
+inline constexpr std::size_t kParallelInvokeInFrame = 8;
+template <std::invocable<std::size_t> F>
+void parallel_invoke_n(ThreadPool& pool, std::size_t n, F&& f) {
+  if (n == 0) return;
+  const std::size_t handed = n - 1;
+  if (handed == 0) {
+    f(std::size_t{0});
+    return;
+  }
+  alignas(detail::InvokeTask) std::byte in_frame[kParallelInvokeInFrame * sizeof(detail::InvokeTask)];
+  std::unique_ptr<std::byte[]> on_heap;  // new[]'s alignment covers InvokeTask's
+  if (handed > kParallelInvokeInFrame) on_heap = std::make_unique<std::byte[]>(handed * sizeof(detail::InvokeTask));
+  const detail::InvokeTasks tasks(on_heap ? on_heap.get() : in_frame, handed, &detail::invoke_call_n<F>,
+                                  const_cast<void*>(static_cast<const void*>(std::addressof(f))));
+  std::exception_ptr mine;
+  if (detail::invoke_fork(pool, tasks.data(), handed)) {
+    try {
+      f(handed);
+    } catch (...) {
+      mine = std::current_exception();  // still join: the tasks reference f
+    }
+    detail::invoke_join(tasks.data(), handed);
+    detail::rethrow_first(tasks.data(), handed, mine);
+    return;
+  }
+  TaskGroup g(pool);
+  try {
+    for (std::size_t i = 0; i < handed; ++i) g.run([&f, i] { f(i); });
+    f(handed);
+  } catch (...) {
+    mine = std::current_exception();  // still wait: the tasks reference f
+  }
+  g.wait();  // rethrows a task's exception
+  if (mine) std::rethrow_exception(mine);
 }
 
 template <std::invocable F, std::invocable... Fs>

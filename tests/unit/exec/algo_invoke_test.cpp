@@ -63,6 +63,57 @@ TEST(ParallelInvoke, NestsToAnyDepthOnAOneWorkerPool) {
   EXPECT_EQ(invoke_fib(pool, 18), weft::test::fib(pool, 18));
 }
 
+// Every index once, for counts around the in-frame limit (more go to one
+// allocation), from a worker (tasks in the frame) and from outside (a
+// TaskGroup underneath).
+TEST(ParallelInvokeN, CallsEveryIndexOnceForAnyCount) {
+  weft::ThreadPool pool(workers(2));
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, weft::kParallelInvokeInFrame,
+                        weft::kParallelInvokeInFrame + 1, weft::kParallelInvokeInFrame + 2, std::size_t{100}}) {
+    for (bool inside : {false, true}) {
+      std::vector<std::atomic<int>> seen(n);
+      auto body = [&] { weft::parallel_invoke_n(pool, n, [&](std::size_t i) { seen[i].fetch_add(1); }); };
+      if (inside)
+        pool.submit(body).get();
+      else
+        body();
+      for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(seen[i].load(), 1) << "n " << n << " index " << i << " inside " << inside;
+    }
+  }
+}
+
+TEST(ParallelInvokeN, EveryIndexRunsEvenWhenOneThrows) {
+  weft::ThreadPool pool(workers(2));
+  constexpr std::size_t kN = weft::kParallelInvokeInFrame + 3;
+  for (std::size_t thrower : {std::size_t{0}, kN / 2, kN - 1}) {
+    std::atomic<std::size_t> ran{0};
+    auto body = [&] {
+      weft::parallel_invoke_n(pool, kN, [&](std::size_t i) {
+        ran.fetch_add(1);
+        if (i == thrower) throw std::runtime_error("boom");
+      });
+    };
+    EXPECT_THROW(pool.submit(body).get(), std::runtime_error) << thrower;
+    EXPECT_EQ(ran.load(), kN) << thrower;
+  }
+}
+
+long tree_nodes(weft::ThreadPool& pool, int depth, std::size_t fan_out) {
+  if (depth == 0) return 1;
+  std::vector<long> below(fan_out);
+  weft::parallel_invoke_n(pool, fan_out, [&](std::size_t i) { below[i] = tree_nodes(pool, depth - 1, fan_out); });
+  long sum = 1;
+  for (long b : below) sum += b;
+  return sum;
+}
+
+TEST(ParallelInvokeN, NestsToAnyDepthOnAOneWorkerPool) {
+  weft::test::Watchdog dog("nested invoke_n on one worker");
+  weft::ThreadPool pool(workers(1));
+  EXPECT_EQ(pool.submit([&] { return tree_nodes(pool, 5, 10); }).get(), 111'111);
+  EXPECT_EQ(tree_nodes(pool, 3, 12), 1 + 12 + 144 + 1728);
+}
+
 TEST(DefaultPool, OnePoolForEveryThreadSizedByAvailableParallelism) {
   std::vector<weft::ThreadPool*> seen(8);
   std::vector<std::thread> threads;

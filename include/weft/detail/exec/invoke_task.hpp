@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <new>
 
 #include "weft/detail/exec/task.hpp"
 
@@ -31,8 +32,9 @@ struct InvokeTask : TaskNode {
   static constexpr std::uint32_t kUnit = 4;
   static constexpr std::uint32_t kWaiter = 1;
 
-  // `call(fn)` runs the function; `fn` points at it, in the caller's frame.
-  InvokeTask(void (*c)(void*), void* f) noexcept : call(c), fn(f) {
+  // `call(fn, index)` runs the function; `fn` points at it, in the
+  // caller's frame (parallel_invoke_n() calls one function with each index).
+  InvokeTask(void (*c)(void*, std::size_t), void* f, std::size_t i = 0) noexcept : call(c), fn(f), index(i) {
     execute = &execute_stolen;
     discard = &discard_unrun;
   }
@@ -42,7 +44,7 @@ struct InvokeTask : TaskNode {
   // Runs the function on this thread, keeping its exception.
   void run_here() noexcept {
     try {
-      call(fn);
+      call(fn, index);
     } catch (...) {
       error = std::current_exception();
     }
@@ -57,9 +59,31 @@ struct InvokeTask : TaskNode {
   static void discard_unrun(TaskNode* t) noexcept;
 
   std::atomic<std::uint32_t> state{kUnit};
-  void (*call)(void*);
+  void (*call)(void*, std::size_t);
   void* fn;
+  std::size_t index;
   std::exception_ptr error;  // written by whoever runs it, read by the joiner after the unit is off
+};
+
+// n tasks constructed in `storage` (room for n, in the caller's frame or
+// on the heap), destroyed with it.
+class InvokeTasks {
+ public:
+  InvokeTasks(void* storage, std::size_t n, void (*call)(void*, std::size_t), void* fn) noexcept
+      : tasks_(static_cast<InvokeTask*>(storage)), n_(n) {
+    for (std::size_t i = 0; i < n; ++i) ::new (static_cast<void*>(tasks_ + i)) InvokeTask(call, fn, i);
+  }
+  InvokeTasks(const InvokeTasks&) = delete;
+  InvokeTasks& operator=(const InvokeTasks&) = delete;
+  ~InvokeTasks() {
+    for (std::size_t i = 0; i < n_; ++i) tasks_[i].~InvokeTask();
+  }
+  [[nodiscard]] InvokeTask* data() const noexcept { return tasks_; }
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+
+ private:
+  InvokeTask* tasks_;
+  std::size_t n_;
 };
 
 // Pushes tasks[0..n) onto the calling worker's deque, oldest first, if the
