@@ -684,8 +684,9 @@ const Register<SuiteParams> reg{{
                         "Also run at this many workers per available CPU (0: not)", 0, 16),
                 variants(&SuiteParams::variants, suite_variants),
                 integer("--memory", &SuiteParams::memory,
-                        "Peak RSS above serial for skynet and the UTS T3 trees, one process per variant and repetition (0: not)", 0,
-                        1),
+                        "Peak RSS above serial for skynet and the UTS T3 trees, one process per variant and "
+                        "repetition (0: not)",
+                        0, 1),
                 reps(&SuiteParams::reps)},
     .sizes = {[](SuiteParams& p) {
                 p.workloads = {"fib", "skynet", "nqueens", "integrate", "matmul", "uts-t1", "knapsack"};

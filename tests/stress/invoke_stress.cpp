@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "fork_join.hpp"
 #include "stress.hpp"
 #include "watchdog.hpp"
 #include "weft/exec/parallel_invoke.hpp"
@@ -22,11 +23,7 @@
 
 namespace {
 
-weft::PoolOptions workers(int n) {
-  weft::PoolOptions o;
-  o.workers = n;
-  return o;
-}
+using weft::test::invoke_fib;
 
 // Runs f on one of the pool's workers, where parallel_invoke() forks in
 // the caller's frame (a Future's get() could run it here instead, on a
@@ -49,14 +46,6 @@ auto on_a_worker(weft::ThreadPool& pool, F f) {
     }
   });
   return done.get_future().get();  // std::future: waits, never runs the task here
-}
-
-long fib(weft::ThreadPool& pool, int n) {
-  if (n < 2) return n;
-  long a = 0;
-  long b = 0;
-  weft::parallel_invoke(pool, [&] { b = fib(pool, n - 2); }, [&] { a = fib(pool, n - 1); });
-  return a + b;
 }
 
 long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
@@ -100,36 +89,31 @@ TEST(InvokeStress, FibOnPoolsOfSeveralSizes) {
   weft::test::Watchdog dog("invoke fib");
   const int n = static_cast<int>(weft::test::stress_count(20, 16));
   for (int w : {1, 2, 4}) {
-    weft::ThreadPool pool(workers(w));
-    for (int round = 0; round < 3; ++round) EXPECT_EQ(on_a_worker(pool, [&] { return fib(pool, n); }), fib_serial(n));
+    weft::ThreadPool pool(weft::PoolOptions{.workers = w});
+    for (int round = 0; round < 3; ++round)
+      EXPECT_EQ(on_a_worker(pool, [&] { return invoke_fib(pool, n); }), fib_serial(n));
   }
 }
 
-TEST(InvokeStress, EveryLeafOfAThreeWayTreeRunsOnce) {
-  weft::test::Watchdog dog("invoke tree");
+// Three rounds of mark(pool, slots, 0, leaves) on a worker of 3: every
+// slot must end at 1.
+template <class Mark>
+void expect_every_leaf_once(const char* what, Mark mark) {
+  weft::test::Watchdog dog(what);
   const auto leaves = static_cast<std::size_t>(weft::test::stress_count(100'000, 5'000));
-  weft::ThreadPool pool(workers(3));
+  weft::ThreadPool pool(weft::PoolOptions{.workers = 3});
   for (int round = 0; round < 3; ++round) {
     std::vector<std::atomic<int>> slots(leaves);
-    on_a_worker(pool, [&] { mark_leaves(pool, slots, 0, leaves); });
+    on_a_worker(pool, [&] { mark(pool, slots, 0, leaves); });
     std::size_t wrong = 0;
     for (const auto& s : slots) wrong += s.load(std::memory_order_relaxed) != 1;
     EXPECT_EQ(wrong, 0U) << "round " << round;
   }
 }
 
-TEST(InvokeStress, EveryLeafOfAnNWayTreeRunsOnce) {
-  weft::test::Watchdog dog("invoke_n tree");
-  const auto leaves = static_cast<std::size_t>(weft::test::stress_count(100'000, 5'000));
-  weft::ThreadPool pool(workers(3));
-  for (int round = 0; round < 3; ++round) {
-    std::vector<std::atomic<int>> slots(leaves);
-    on_a_worker(pool, [&] { mark_leaves_n(pool, slots, 0, leaves); });
-    std::size_t wrong = 0;
-    for (const auto& s : slots) wrong += s.load(std::memory_order_relaxed) != 1;
-    EXPECT_EQ(wrong, 0U) << "round " << round;
-  }
-}
+TEST(InvokeStress, EveryLeafOfAThreeWayTreeRunsOnce) { expect_every_leaf_once("invoke tree", mark_leaves); }
+
+TEST(InvokeStress, EveryLeafOfAnNWayTreeRunsOnce) { expect_every_leaf_once("invoke_n tree", mark_leaves_n); }
 
 // Throws from every depth, on whichever thread runs the function: every
 // function still runs, and the join rethrows.
@@ -147,7 +131,7 @@ long throwing(weft::ThreadPool& pool, int n, std::atomic<long>& calls) {
 TEST(InvokeStress, ExceptionsFromStolenTasksReachTheJoinAndNothingIsSkipped) {
   weft::test::Watchdog dog("invoke throws");
   const int n = static_cast<int>(weft::test::stress_count(16, 14));
-  weft::ThreadPool pool(workers(2));
+  weft::ThreadPool pool(weft::PoolOptions{.workers = 2});
   // Every call runs its two halves whatever they throw, so the number of
   // calls is the whole call tree's.
   const long tree = 2 * fib_serial(n + 1) - 1;
@@ -164,7 +148,7 @@ TEST(InvokeStress, ExceptionsFromStolenTasksReachTheJoinAndNothingIsSkipped) {
 TEST(InvokeStress, AJoinUnderPostedTasksWaitsForTheRest) {
   weft::test::Watchdog dog("invoke under posts");
   const auto rounds = weft::test::stress_count(2000, 500);
-  weft::ThreadPool pool(workers(2));
+  weft::ThreadPool pool(weft::PoolOptions{.workers = 2});
   std::atomic<long> posted{0};
   std::atomic<long> handed{0};
   on_a_worker(pool, [&] {
@@ -194,11 +178,11 @@ TEST(InvokeStress, AJoinUnderPostedTasksWaitsForTheRest) {
 TEST(InvokeStress, OutsideThreadsAndWorkersTogether) {
   weft::test::Watchdog dog("invoke inside and outside");
   const int n = static_cast<int>(weft::test::stress_count(18, 15));
-  weft::ThreadPool pool(workers(2));
+  weft::ThreadPool pool(weft::PoolOptions{.workers = 2});
   std::vector<std::thread> outside;
   std::vector<long> got(3, -1);
-  for (std::size_t t = 0; t < got.size(); ++t) outside.emplace_back([&, t] { got[t] = fib(pool, n); });
-  const long inside = on_a_worker(pool, [&] { return fib(pool, n); });
+  for (std::size_t t = 0; t < got.size(); ++t) outside.emplace_back([&, t] { got[t] = invoke_fib(pool, n); });
+  const long inside = on_a_worker(pool, [&] { return invoke_fib(pool, n); });
   for (auto& t : outside) t.join();
   EXPECT_EQ(inside, fib_serial(n));
   for (long g : got) EXPECT_EQ(g, fib_serial(n));

@@ -16,6 +16,7 @@
 
 namespace {
 
+using weft::test::invoke_fib;
 using weft::test::workers;
 
 TEST(ParallelInvoke, RunsEveryFunctionOnce) {
@@ -48,14 +49,6 @@ TEST(ParallelInvoke, EveryFunctionRunsEvenWhenOneThrows) {
   EXPECT_EQ(x, 1);
 }
 
-long invoke_fib(weft::ThreadPool& pool, int n) {
-  if (n < 2) return n;
-  long a = 0;
-  long b = 0;
-  weft::parallel_invoke(pool, [&] { a = invoke_fib(pool, n - 1); }, [&] { b = invoke_fib(pool, n - 2); });
-  return a + b;
-}
-
 TEST(ParallelInvoke, NestsToAnyDepthOnAOneWorkerPool) {
   weft::test::Watchdog dog("nested invoke on one worker");
   weft::ThreadPool pool(workers(1));
@@ -77,7 +70,8 @@ TEST(ParallelInvokeN, CallsEveryIndexOnceForAnyCount) {
         pool.submit(body).get();
       else
         body();
-      for (std::size_t i = 0; i < n; ++i) EXPECT_EQ(seen[i].load(), 1) << "n " << n << " index " << i << " inside " << inside;
+      for (std::size_t i = 0; i < n; ++i)
+        EXPECT_EQ(seen[i].load(), 1) << "n " << n << " index " << i << " inside " << inside;
     }
   }
 }
