@@ -78,6 +78,15 @@ int main() {
   weft::parallel_invoke(pool, [&] { a = build(x); }, [&] { b = build(y); });
   expect(a.size() == 100 && b.size() == 100 && a[0] + b[0] == 3, "invoke runs both");
 
+  struct Node {
+    std::vector<long> children;
+  };
+  const Node node{{3, 4, 5}};
+  const auto visit = [](long child) { return child * child; };
+  std::vector<long> sum(node.children.size());
+  weft::parallel_invoke_n(pool, node.children.size(), [&](std::size_t i) { sum[i] = visit(node.children[i]); });
+  expect(sum == std::vector<long>{9, 16, 25}, "invoke_n calls every index once");
+
   weft::parallel_sort(u.begin(), u.end());    // no pool: runs on weft::default_pool()
   expect(std::is_sorted(u.begin(), u.end()), "the default pool sorts too");
   return 0;

@@ -39,9 +39,6 @@
 
 namespace weft {
 
-/// Calls every function, the first on this thread and the others on the
-/// pool, and returns when all have returned (exceptions: this file's
-/// opening comment).
 namespace detail {
 template <class G>
 void invoke_call(void* f, std::size_t /*index*/) {
@@ -63,6 +60,9 @@ template <class... Fs>
 inline constexpr bool kInvokeInFrame = (std::is_object_v<std::remove_reference_t<Fs>> && ...);
 }  // namespace detail
 
+/// Calls every function, the first on this thread and the others on the
+/// pool, and returns when all have returned (exceptions: this file's
+/// opening comment).
 template <std::invocable F, std::invocable... Fs>
 void parallel_invoke(ThreadPool& pool, F&& first, Fs&&... rest) {
   if constexpr (sizeof...(Fs) == 0) {
@@ -98,14 +98,15 @@ void parallel_invoke(ThreadPool& pool, F&& first, Fs&&... rest) {
   }
 }
 
+/// How many of parallel_invoke_n()'s handed-off calls live in the caller's
+/// frame on a worker; more go to one allocation.
+inline constexpr std::size_t kParallelInvokeInFrame = 8;
+
 /// Calls f(0), f(1), ..., f(n - 1) at once, f(n - 1) on the calling thread
 /// and the others on the pool (oldest first to thieves, as a TaskGroup's
 /// run()s), and returns when all have returned: parallel_invoke() for a
 /// count known only at run time, such as a tree node's children. The same
-/// cost, exceptions and ordering as parallel_invoke(); up to
-/// kParallelInvokeInFrame handed-off calls live in the caller's frame,
-/// more in one allocation.
-inline constexpr std::size_t kParallelInvokeInFrame = 8;
+/// cost, exceptions and ordering as parallel_invoke().
 template <std::invocable<std::size_t> F>
 void parallel_invoke_n(ThreadPool& pool, std::size_t n, F&& f) {
   if (n == 0) return;
@@ -141,6 +142,7 @@ void parallel_invoke_n(ThreadPool& pool, std::size_t n, F&& f) {
   if (mine) std::rethrow_exception(mine);
 }
 
+/// The same on default_pool().
 template <std::invocable F, std::invocable... Fs>
 void parallel_invoke(F&& first, Fs&&... rest) {
   parallel_invoke(default_pool(), std::forward<F>(first), std::forward<Fs>(rest)...);
