@@ -664,6 +664,19 @@ Result run_suite(const SuiteParams& p) {
 // The registration: `weft suite`, its sizes in the report, its figures.
 namespace {
 
+// A preset's kernel sizes and repetitions.
+struct Sizes {
+  int fib, skynet, nqueens, integrate, matmul, reps;
+};
+void set_sizes(SuiteParams& p, const Sizes& s) {
+  p.fib_n = s.fib;
+  p.skynet_depth = s.skynet;
+  p.nqueens_n = s.nqueens;
+  p.integrate_n = s.integrate;
+  p.matmul_n = s.matmul;
+  p.reps = s.reps;
+}
+
 const Register<SuiteParams> reg{{
     .name = "suite", .page = 107, .seconds = {15, 75, 300},
     .title = "The task-parallel suite: fib, skynet, nqueens, integrate, matmul, UTS, knapsack",
@@ -690,12 +703,7 @@ const Register<SuiteParams> reg{{
                 reps(&SuiteParams::reps)},
     .sizes = {[](SuiteParams& p) {
                 p.workloads = {"fib", "skynet", "nqueens", "integrate", "matmul", "uts-t1", "knapsack"};
-                p.fib_n = 25;
-                p.skynet_depth = 5;
-                p.nqueens_n = 10;
-                p.integrate_n = 200;
-                p.matmul_n = 128;
-                p.reps = 1;
+                set_sizes(p, {.fib = 25, .skynet = 5, .nqueens = 10, .integrate = 200, .matmul = 128, .reps = 1});
               },
               nullptr,
               // 2 repetitions; the large UTS trees only by name. OpenMP's 2-worker runs are 3-9x its 1-worker
@@ -703,12 +711,7 @@ const Register<SuiteParams> reg{{
               // defaults (integrate over [0, 10,000], libfork's size, would
               // take OpenMP minutes per run on 2 CPUs; ask for it by name).
               [](SuiteParams& p) {
-                p.fib_n = 32;
-                p.skynet_depth = 7;
-                p.nqueens_n = 13;
-                p.integrate_n = 2000;
-                p.matmul_n = 1024;
-                p.reps = 2;
+                set_sizes(p, {.fib = 32, .skynet = 7, .nqueens = 13, .integrate = 2000, .matmul = 1024, .reps = 2});
               }},
     .check =
         [](const SuiteParams& p) {
