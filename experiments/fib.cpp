@@ -68,12 +68,8 @@ double run_openmp(const Run& r) {
 }
 #endif
 
-const std::array<harness::Variant<RunFn>, 4> kVariants{{
-    {"serial", kBuiltIn, false, run_serial},
-    {"weft", kBuiltIn, true, run_weft},
-    {"tbb", kTbb, true, WEFT_XP_IF_TBB(run_tbb)},
-    {"openmp", kOpenMp, true, WEFT_XP_IF_OPENMP(run_openmp)},
-}};
+const std::array<harness::Variant<RunFn>, 4> kVariants =
+    serial_weft_tbb_openmp<RunFn>(run_serial, run_weft, WEFT_XP_IF_TBB(run_tbb), WEFT_XP_IF_OPENMP(run_openmp));
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <sstream>
@@ -66,6 +67,18 @@ inline constexpr harness::Peer kOpenMp{"OpenMP (libgomp with g++, libomp-dev wit
 #else
 #define WEFT_XP_IF_OPENMP(runner) nullptr
 #endif
+
+// The variants of an experiment that sets a serial run, weft, oneTBB and
+// OpenMP side by side (pass the peers' runners through WEFT_XP_IF_TBB and
+// WEFT_XP_IF_OPENMP).
+template <class RunFn>
+constexpr std::array<harness::Variant<RunFn>, 4> serial_weft_tbb_openmp(RunFn serial, RunFn weft, RunFn tbb,
+                                                                       RunFn openmp) {
+  return {{{"serial", kBuiltIn, false, serial},
+           {"weft", kBuiltIn, true, weft},
+           {"tbb", kTbb, true, tbb},
+           {"openmp", kOpenMp, true, openmp}}};
+}
 
 // The OpenMP teams a unit's runs had (omp_team() below adds each): their
 // sizes and the CPUs their threads were on when a region began (bit c for
