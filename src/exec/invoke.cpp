@@ -27,6 +27,10 @@ void InvokeTask::execute_stolen(TaskNode* t) noexcept {
 }
 
 void InvokeTask::discard_unrun(TaskNode* t) noexcept {
+  // The one discard an InvokeTask gets: push_or_discard() on the worker's
+  // own deque, when the deque cannot grow (invoke_fork() joins the tasks
+  // pushed before it and rethrows). Nothing else discards a worker's own
+  // tasks: take_back() takes only a group's, recognised by their discard.
   // relaxed: the pushing thread's own task, never published (the push failed).
   static_cast<InvokeTask*>(t)->state.store(0, std::memory_order_relaxed);
 }

@@ -189,7 +189,23 @@ void TaskGroup::take_back_queued() noexcept {
 // a post from elsewhere meanwhile must be able to wake it. Then (or with no
 // seat: another thread holds it, or all P compute already) it waits without
 // computing.
+//
+// While it blocks, the thread runs tasks of any kind (a stolen fork of
+// parallel_invoke, a Future's task, another group's). One of them may
+// run() on this group (the task that forked it holds a unit, so that is
+// legal); on the builder's thread, under the builder's own frame, such a
+// run() would count locally, after flush_local() made the root exact, and
+// its finish would take another task's unit off the root. A frame of no
+// group marks everything run from here on as inside, so it counts on the
+// root (run()'s test is the top frame's serial against builder_top_).
 void TaskGroup::wait_as_one_of_the_p(bool outside) noexcept {
+  struct Inside {
+    detail::GroupFrame frame{nullptr, detail::t_group_frames, ++detail::t_group_serial};
+    Inside() noexcept { detail::t_group_frames = &frame; }
+    ~Inside() { detail::t_group_frames = frame.below; }
+    Inside(const Inside&) = delete;
+    Inside& operator=(const Inside&) = delete;
+  } const inside;
   if (detail::on_worker_thread()) {
     if (outside)
       block_outside(true);

@@ -18,6 +18,10 @@
  * uses only the word's address. Each statement is one atomic step of the
  * C++ code; the deque's pop and steal are one claim each (the deque has
  * its own model); two thieves take the oldest task, the owner the newest.
+ * The first function may have posted a task of its own (either choice is
+ * explored): it sits above the invoke tasks, so the owner's take-back stops
+ * at once and its waits must help, running it and then its own tasks
+ * through the finish a thief would do.
  *
  * Checked:
  *  - every task runs exactly once, and all have run when the owner returns;
@@ -30,29 +34,41 @@
  * find a task run twice.
  * -DBROKEN_NO_WAKE: a finisher takes the unit off without looking at the
  * waiter bit; spin must find the owner asleep for ever.
+ * -DBROKEN_TOUCH_AFTER: a finisher reads the waiter bit from the word again
+ * after its RMW took the unit off (a load instead of the RMW's old value);
+ * spin must find it touching a task after the owner returned.
  */
 #define N 3
 
 #define QUEUED 0
 #define TAKEN  1      /* off the deque, running or about to */
 #define DONE   2
+#define NONE   3      /* the posted task: not posted */
 
 byte status[N];
 byte ran[N];
 bool unit[N];
 bool waiter[N];
+byte posted = NONE;    /* the task the first function posted, newest in the deque */
 bool asleep = false;   /* the owner sleeps on a task's futex */
 bool returned = false;
 
-#define ANY_QUEUED (status[0] == QUEUED || status[1] == QUEUED || status[2] == QUEUED)
+#define ANY_QUEUED (status[0] == QUEUED || status[1] == QUEUED || status[2] == QUEUED || posted == QUEUED)
 
 /* A task's run, by whichever thread took it */
 inline run_task(i) {
   ran[i]++; assert(ran[i] == 1); status[i] = DONE
 }
 
-/* execute_stolen(): run, then fetch_sub(UNIT) and a wake if the bit was set */
+/* execute_stolen(): run, then fetch_sub(UNIT) and a wake if the old value had the bit */
 inline finish(i) {
+#ifdef BROKEN_TOUCH_AFTER
+  atomic { assert(!returned); unit[i] = false };
+  atomic {
+    assert(!returned);                 /* reads the word again */
+    if :: waiter[i] -> asleep = false :: else -> skip fi
+  }
+#else
   atomic {
     assert(!returned);                 /* the task is still in the owner's frame */
     unit[i] = false;
@@ -60,21 +76,50 @@ inline finish(i) {
     if :: waiter[i] -> asleep = false :: else -> skip fi
 #endif
   }
+#endif
+}
+
+/* Takes the oldest queued task (a thief) or the newest (the owner's
+ * help, while `also` holds) into k: N for the posted one. Each is one step
+ * whose first statement is its guard. */
+inline take_oldest(k) {
+  atomic {
+    ANY_QUEUED;
+    k = 0;
+    do
+    :: k < N && status[k] != QUEUED -> k++
+    :: else -> break
+    od;
+    if :: k < N -> status[k] = TAKEN :: else -> posted = TAKEN fi
+  }
+}
+inline take_newest(k, also) {
+  atomic {
+    also && ANY_QUEUED;
+    if
+    :: posted == QUEUED -> posted = TAKEN; k = N
+    :: else ->
+       k = N;
+       do
+       :: k > 0 && status[k - 1] != QUEUED -> k--
+       :: else -> break
+       od;
+       k--; status[k] = TAKEN
+    fi
+  }
+}
+/* Runs what take_*() took, as a worker runs a task off the deque */
+inline run_taken(k) {
+  if
+  :: k == N -> posted = DONE
+  :: else -> run_task(k); finish(k)
+  fi
 }
 
 proctype thief() {
   byte k;
   do
-  :: atomic {                          /* steal: the oldest queued task */
-       ANY_QUEUED;
-       k = 0;
-       do
-       :: k < N && status[k] != QUEUED -> k++
-       :: else -> break
-       od;
-       status[k] = TAKEN
-     };
-     run_task(k); finish(k)
+  :: take_oldest(k); run_taken(k)
   :: returned -> break
   od
 }
@@ -82,19 +127,19 @@ proctype thief() {
 proctype owner() {
   byte left = N;
   byte i, k;
-  /* the first function runs here */
+  /* the first function runs here (it may have posted a task: init) */
   do                                   /* take back the newest, while it is ours */
   :: left > 0 ->
 #ifdef BROKEN_PEEK
      if
-     :: status[left - 1] == QUEUED -> skip
+     :: status[left - 1] == QUEUED && posted != QUEUED -> skip
      :: else -> break
      fi;
      status[left - 1] = TAKEN;
 #else
      atomic {
        if
-       :: status[left - 1] == QUEUED -> status[left - 1] = TAKEN
+       :: status[left - 1] == QUEUED && posted != QUEUED -> status[left - 1] = TAKEN
        :: else -> break
        fi
      };
@@ -108,16 +153,7 @@ proctype owner() {
   :: i < left ->
      do
      :: !unit[i] -> break
-     :: atomic {                       /* help: our newest queued task, run as a thief would */
-          unit[i] && ANY_QUEUED;
-          k = N;
-          do
-          :: k > 0 && status[k - 1] != QUEUED -> k--
-          :: else -> break
-          od;
-          k--; status[k] = TAKEN
-        };
-        run_task(k); finish(k)
+     :: take_newest(k, unit[i]); run_taken(k)   /* help, while the unit is there */
      :: unit[i] ->                     /* set the bit, look again, sleep on the value */
         waiter[i] = true;
         atomic {
@@ -153,6 +189,10 @@ init {
     :: j < N -> status[j] = QUEUED; unit[j] = true; j++
     :: else -> break
     od;
+    if
+    :: posted = QUEUED
+    :: skip
+    fi;
     run owner();
     run thief();
     run thief()

@@ -28,7 +28,10 @@
 #include <concepts>
 #include <cstddef>
 #include <exception>
+#include <limits>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -107,7 +110,8 @@ inline constexpr std::size_t kParallelInvokeInFrame = 8;
 /// run()s), and returns when all have returned: parallel_invoke() for a
 /// count known only at run time, such as a tree node's children. The same
 /// cost, exceptions and ordering as parallel_invoke().
-template <std::invocable<std::size_t> F>
+template <class F>
+  requires std::invocable<F&, std::size_t>
 void parallel_invoke_n(ThreadPool& pool, std::size_t n, F&& f) {
   if (n == 0) return;
   const std::size_t handed = n - 1;
@@ -117,7 +121,11 @@ void parallel_invoke_n(ThreadPool& pool, std::size_t n, F&& f) {
   }
   alignas(detail::InvokeTask) std::byte in_frame[kParallelInvokeInFrame * sizeof(detail::InvokeTask)];
   std::unique_ptr<std::byte[]> on_heap;  // new[]'s alignment covers InvokeTask's
-  if (handed > kParallelInvokeInFrame) on_heap = std::make_unique<std::byte[]>(handed * sizeof(detail::InvokeTask));
+  if (handed > kParallelInvokeInFrame) {
+    if (handed > std::numeric_limits<std::size_t>::max() / sizeof(detail::InvokeTask))
+      throw std::length_error("weft::parallel_invoke_n: " + std::to_string(n) + " calls cannot be counted in memory");
+    on_heap = std::make_unique_for_overwrite<std::byte[]>(handed * sizeof(detail::InvokeTask));
+  }
   const detail::InvokeTasks tasks(on_heap ? on_heap.get() : in_frame, handed, &detail::invoke_call_n<F>,
                                   const_cast<void*>(static_cast<const void*>(std::addressof(f))));
   std::exception_ptr mine;

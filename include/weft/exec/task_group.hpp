@@ -135,7 +135,10 @@ namespace detail {
 // rare case: a group shared between threads, or waited on from deeper
 // down). So a join costs O(1), not O(depth): a recursion thousands of
 // groups deep stays linear. A task pays a thread-local increment and two
-// stores for it.
+// stores for it. A wait that blocks links a frame of no group while it
+// runs other tasks: a run() on the group from one of them (a stolen fork
+// of parallel_invoke, a Future's task) then counts on the root, which the
+// blocked builder has made exact, and not on its local count.
 struct GroupFrame {
   const TaskGroup* group;
   GroupFrame* below;

@@ -49,9 +49,13 @@
 ///   carves pages on the recorded node. A memory policy the process was
 ///   given (numactl --membind or --interleave, a launcher's memory binding)
 ///   decides instead: weft does not override it. Pages upstream hands back
-///   already resident (memory it recycles) stay where they are. Cost: none
-///   in memory (a page no block has reached is never resident), one
-///   compare per block carved.
+///   already resident (memory it recycles) stay where they are, and a
+///   thread that is not pinned places the pages it carves after moving to
+///   another node there, while block_numa_node() keeps the node it took the
+///   chunk on. Cost: one compare per block carved; a page no block has
+///   reached is never resident, except in the chunks of a thread that
+///   exited with blocks out (written at its exit, up to one partly carved
+///   chunk per class).
 ///   Why first touch and not hwloc memory binding, measured: docs/guide/memory.md.
 /// * Destruction: ~PoolResource() returns every chunk to upstream.
 ///   Precondition: no block from it is still in use and no thread is using it

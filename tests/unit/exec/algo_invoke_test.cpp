@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -74,6 +75,16 @@ TEST(ParallelInvokeN, CallsEveryIndexOnceForAnyCount) {
         EXPECT_EQ(seen[i].load(), 1) << "n " << n << " index " << i << " inside " << inside;
     }
   }
+}
+
+TEST(ParallelInvokeN, ACountBeyondMemoryIsRefusedBeforeAnyCall) {
+  weft::ThreadPool pool(workers(2));
+  std::atomic<int> calls{0};
+  auto body = [&] {
+    weft::parallel_invoke_n(pool, std::numeric_limits<std::size_t>::max(), [&](std::size_t) { calls.fetch_add(1); });
+  };
+  EXPECT_THROW(pool.submit(body).get(), std::length_error);
+  EXPECT_EQ(calls.load(), 0);
 }
 
 TEST(ParallelInvokeN, EveryIndexRunsEvenWhenOneThrows) {

@@ -1,4 +1,5 @@
 #include "weft/detail/exec/remote_wait.hpp"
+#include "weft/exec/parallel_invoke.hpp"
 #include "weft/exec/task_group.hpp"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -55,6 +57,46 @@ TEST(TaskGroup, NestsDeeplyOnOneWorker) {
   auto f = pool.submit([&] { return depth_chain(pool, 200); });
   EXPECT_EQ(weft::detail::get_remote(f), 200);
   EXPECT_EQ(depth_chain(pool, 25), 25);
+}
+
+// A task of the group forks on another worker; the builder, blocked in
+// wait() and helping, takes the handed-off half, which run()s one more task
+// of the group (legal: the forking task holds its unit). That run() is on
+// the builder's thread under the builder's own frame, but the builder
+// flushed its local count when it began to block, so it must count on the
+// root; counted locally, the new task's finish takes the forking task's
+// unit off the root and wait() returns while that task still runs.
+TEST(TaskGroup, ARunFromAForkTheWaitingBuilderHelpsWithCountsOnTheRoot) {
+  weft::test::Watchdog dog("run from a helped fork");
+  weft::ThreadPool pool(workers(2));
+  std::atomic<bool> a_started{false};
+  std::atomic<bool> handed_ran{false};
+  std::atomic<bool> a_done{false};
+  auto root = pool.submit([&] {
+    std::optional<weft::TaskGroup> g;
+    g.emplace(pool);  // built here, on a worker
+    g->run([&] {      // A: the other worker takes it (this one waits below)
+      a_started = true;
+      weft::parallel_invoke(
+          pool,
+          [&] {  // in place: holds this worker until the builder ran the other half
+            while (!handed_ran) std::this_thread::yield();
+          },
+          [&] {  // handed off: only the builder, helping, can take it
+            g->run([] {});
+            handed_ran = true;
+          });
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      a_done = true;
+    });
+    while (!a_started) std::this_thread::yield();
+    g->wait();
+    const bool done_when_wait_returned = a_done;
+    while (!a_done) std::this_thread::yield();  // keep g alive for A whatever happened
+    g->wait();
+    return done_when_wait_returned;
+  });
+  EXPECT_TRUE(weft::detail::get_remote(root)) << "wait() returned before the task that forked was done";
 }
 
 // A chain thousands of groups deep, each level's wait on the one worker:

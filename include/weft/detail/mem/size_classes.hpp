@@ -28,9 +28,9 @@ namespace weft::detail {
 inline constexpr std::size_t kMemCacheLine = 64;
 // Power of two, so `ptr & ~(kMemChunkSize - 1)` finds a block's chunk header.
 inline constexpr std::size_t kMemChunkSize = std::size_t{64} * 1024;
-// A new chunk is written every kMemTouchStride bytes so that each of its
-// pages is placed by first touch: the smallest page size Linux uses, so
-// larger pages are covered too.
+// A chunk is written every kMemTouchStride bytes, each page as the carving
+// first reaches it, so that each of its pages is placed by first touch:
+// the smallest page size Linux uses, so larger pages are covered too.
 inline constexpr std::size_t kMemTouchStride = 4096;
 inline constexpr std::size_t kMemChunkHeaderSize = kMemCacheLine;
 inline constexpr std::size_t kMemMinAlign = alignof(std::max_align_t);
@@ -87,8 +87,10 @@ struct MemPoolAccess;  // src/mem: the thread-exit hook's way into PoolResource
 struct alignas(kMemCacheLine) MemChunkHeader {
   MemThreadHeap* owner;  // never changes: an adopted heap keeps its chunks
   std::uint32_t size_class;
-  // The NUMA node the taking thread ran on when it touched the chunk's
-  // pages (current_numa_node(), weft/mem/numa.hpp); -1 if unknown.
+  // The NUMA node the taking thread ran on when it took the chunk
+  // (current_numa_node(), weft/mem/numa.hpp), where it then wrote the
+  // header's page and where it writes each later page unless it moved;
+  // -1 if unknown.
   std::int32_t numa_node;
   MemChunkHeader* next;  // the owner heap's list of chunks, for release
 };
