@@ -19,6 +19,7 @@
 #include "stress.hpp"
 #include "watchdog.hpp"
 #include "weft/exec/parallel_invoke.hpp"
+#include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 
 namespace {
@@ -171,6 +172,35 @@ TEST(InvokeStress, AJoinUnderPostedTasksWaitsForTheRest) {
   pool.wait_idle();
   EXPECT_EQ(posted.load(), rounds);
   EXPECT_EQ(handed.load(), rounds);
+}
+
+// Tasks of a group fork with parallel_invoke, and both halves run() more
+// tasks of the group, while its builder waits and helps (so it may run a
+// half itself): every task is done when wait() returns.
+TEST(InvokeStress, ForksInsideAGroupRunMoreOfItsTasks) {
+  weft::test::Watchdog dog("invoke inside a group");
+  const auto rounds = weft::test::stress_count(2'000, 300);
+  weft::ThreadPool pool(weft::PoolOptions{.workers = 3});
+  on_a_worker(pool, [&] {
+    for (std::int64_t r = 0; r < rounds; ++r) {
+      std::atomic<int> ran{0};
+      {
+        weft::TaskGroup g(pool);
+        const auto half = [&] {
+          g.run([&] { ran.fetch_add(1, std::memory_order_relaxed); });  // relaxed: read after wait()
+          ran.fetch_add(1, std::memory_order_relaxed);
+        };
+        for (int k = 0; k < 4; ++k) {
+          g.run([&] {
+            weft::parallel_invoke(pool, half, half);
+            ran.fetch_add(1, std::memory_order_relaxed);
+          });
+        }
+        g.wait();
+        EXPECT_EQ(ran.load(std::memory_order_relaxed), 4 * 5) << "round " << r;
+      }
+    }
+  });
 }
 
 // Outside threads (a TaskGroup underneath) and workers (tasks in the frame)
