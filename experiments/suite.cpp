@@ -566,8 +566,8 @@ Result run_suite(const SuiteParams& p) {
                                "spawned on the pool (sync_wait(pool, task))"},
               {"tbb_threads", "parallel_invoke (two-way forks) and task_group (n-way) in an arena of `workers` slots, "
                               "the calling thread one of them"},
-              {"weft_forks", "parallel_invoke on ThreadPool::current(); an n-way fork splits its children in "
-                             "halves with it (n - 1 forks)"},
+              {"weft_forks", "parallel_invoke (two-way forks) and parallel_invoke_n (n-way) on "
+                             "ThreadPool::current(), their tasks in the forking worker's frame"},
               {"openmp_threads", "omp parallel num_threads(`workers`) including the calling thread; one thread "
                                  "starts the recursion (omp single), the team runs its tasks; libgomp runs a task "
                                  "undeferred, as a plain call, while more than 64 per team thread are queued"},

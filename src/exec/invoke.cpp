@@ -1,6 +1,8 @@
 // parallel_invoke's fork and join on a worker (weft/detail/exec/invoke_task.hpp).
 #include "weft/detail/exec/invoke_task.hpp"
 
+#include <cassert>
+
 #include "pool_core.hpp"
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/sched_point.hpp"
@@ -35,10 +37,9 @@ void InvokeTask::discard_unrun(TaskNode* t) noexcept {
   static_cast<InvokeTask*>(t)->state.store(0, std::memory_order_relaxed);
 }
 
-bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
+void invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
   PoolCore& core = core_of(pool);
-  const WorkerContext& c = this_worker();
-  if (c.pool != &core || c.worker == nullptr) return false;
+  assert(this_worker().pool == &core && this_worker().worker != nullptr && "invoke_fork off the pool's workers");
   for (std::size_t i = 0; i < n; ++i) {
     try {
       core.push(&tasks[i]);  // the worker's own deque: bump, push, the light fence and wake rule
@@ -47,7 +48,6 @@ bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
       throw;
     }
   }
-  return true;
 }
 
 void invoke_join(InvokeTask* tasks, std::size_t n) noexcept {

@@ -199,13 +199,7 @@ void TaskGroup::take_back_queued() noexcept {
 // group marks everything run from here on as inside, so it counts on the
 // root (run()'s test is the top frame's serial against builder_top_).
 void TaskGroup::wait_as_one_of_the_p(bool outside) noexcept {
-  struct Inside {
-    detail::GroupFrame frame{nullptr, detail::t_group_frames, ++detail::t_group_serial};
-    Inside() noexcept { detail::t_group_frames = &frame; }
-    ~Inside() { detail::t_group_frames = frame.below; }
-    Inside(const Inside&) = delete;
-    Inside& operator=(const Inside&) = delete;
-  } const inside;
+  const detail::LinkedGroupFrame inside(nullptr);
   if (detail::on_worker_thread()) {
     if (outside)
       block_outside(true);

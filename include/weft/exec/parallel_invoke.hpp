@@ -51,10 +51,35 @@ template <class G>
 void invoke_call_n(void* f, std::size_t index) {
   (*static_cast<std::remove_reference_t<G>*>(f))(index);
 }
-// The first error of the handed-off tasks, in their order, else `mine`.
-inline void rethrow_first(const InvokeTask* tasks, std::size_t n, const std::exception_ptr& mine) {
+// On a worker of `pool`: forks tasks[0..n), runs here(), joins, then
+// rethrows the first handed-off error in order, else here()'s.
+template <class Here>
+void invoke_in_frame(ThreadPool& pool, InvokeTask* tasks, std::size_t n, Here&& here) {
+  invoke_fork(pool, tasks, n);
+  std::exception_ptr mine;
+  try {
+    here();
+  } catch (...) {
+    mine = std::current_exception();  // still join: the tasks reference the caller's functions
+  }
+  invoke_join(tasks, n);
   for (std::size_t i = 0; i < n; ++i)
     if (tasks[i].error) std::rethrow_exception(tasks[i].error);
+  if (mine) std::rethrow_exception(mine);
+}
+// Anywhere else: fork(g) run()s the handed-off calls on a TaskGroup, then
+// here(), then the group's wait() (which rethrows a task's error first).
+template <class Fork, class Here>
+void invoke_in_group(ThreadPool& pool, Fork&& fork, Here&& here) {
+  TaskGroup g(pool);
+  std::exception_ptr mine;
+  try {
+    fork(g);
+    here();
+  } catch (...) {
+    mine = std::current_exception();  // still wait: the tasks reference the caller's functions
+  }
+  g.wait();
   if (mine) std::rethrow_exception(mine);
 }
 // What the fork in the caller's frame can hand off: callable objects (a
@@ -71,33 +96,17 @@ void parallel_invoke(ThreadPool& pool, F&& first, Fs&&... rest) {
   if constexpr (sizeof...(Fs) == 0) {
     std::forward<F>(first)();
   } else {
+    const auto here = [&first] { std::forward<F>(first)(); };
     if constexpr (detail::kInvokeInFrame<Fs...>) {
-      // On a worker of `pool`: the tasks live in this frame
-      // (weft/detail/exec/invoke_task.hpp).
-      std::array<detail::InvokeTask, sizeof...(Fs)> tasks{detail::InvokeTask(
-          &detail::invoke_call<Fs>, const_cast<void*>(static_cast<const void*>(std::addressof(rest))))...};
-      if (detail::invoke_fork(pool, tasks.data(), tasks.size())) {
-        std::exception_ptr mine;
-        try {
-          std::forward<F>(first)();
-        } catch (...) {
-          mine = std::current_exception();  // still join: the tasks reference rest...
-        }
-        detail::invoke_join(tasks.data(), tasks.size());
-        detail::rethrow_first(tasks.data(), tasks.size(), mine);
+      if (pool.is_worker()) {  // the tasks live in this frame (weft/detail/exec/invoke_task.hpp)
+        std::array<detail::InvokeTask, sizeof...(Fs)> tasks{detail::InvokeTask(
+            &detail::invoke_call<Fs>, const_cast<void*>(static_cast<const void*>(std::addressof(rest))))...};
+        detail::invoke_in_frame(pool, tasks.data(), tasks.size(), here);
         return;
       }
     }
-    TaskGroup g(pool);
-    std::exception_ptr mine;
-    try {
-      (g.run([&rest] { std::forward<Fs>(rest)(); }), ...);
-      std::forward<F>(first)();
-    } catch (...) {
-      mine = std::current_exception();  // still wait: the tasks reference rest...
-    }
-    g.wait();  // rethrows a task's exception
-    if (mine) std::rethrow_exception(mine);
+    detail::invoke_in_group(
+        pool, [&](TaskGroup& g) { (g.run([&r = rest] { std::forward<Fs>(r)(); }), ...); }, here);
   }
 }
 
@@ -119,35 +128,25 @@ void parallel_invoke_n(ThreadPool& pool, std::size_t n, F&& f) {
     f(std::size_t{0});
     return;
   }
-  alignas(detail::InvokeTask) std::byte in_frame[kParallelInvokeInFrame * sizeof(detail::InvokeTask)];
-  std::unique_ptr<std::byte[]> on_heap;  // new[]'s alignment covers InvokeTask's
-  if (handed > kParallelInvokeInFrame) {
-    if (handed > std::numeric_limits<std::size_t>::max() / sizeof(detail::InvokeTask))
-      throw std::length_error("weft::parallel_invoke_n: " + std::to_string(n) + " calls cannot be counted in memory");
-    on_heap = std::make_unique_for_overwrite<std::byte[]>(handed * sizeof(detail::InvokeTask));
-  }
-  const detail::InvokeTasks tasks(on_heap ? on_heap.get() : in_frame, handed, &detail::invoke_call_n<F>,
-                                  const_cast<void*>(static_cast<const void*>(std::addressof(f))));
-  std::exception_ptr mine;
-  if (detail::invoke_fork(pool, tasks.data(), handed)) {
-    try {
-      f(handed);
-    } catch (...) {
-      mine = std::current_exception();  // still join: the tasks reference f
-    }
-    detail::invoke_join(tasks.data(), handed);
-    detail::rethrow_first(tasks.data(), handed, mine);
+  // Refused on either path: beyond it the tasks cannot be sized (nor run).
+  if (handed > std::numeric_limits<std::size_t>::max() / sizeof(detail::InvokeTask))
+    throw std::length_error("weft::parallel_invoke_n: " + std::to_string(n) + " calls cannot be counted in memory");
+  const auto here = [&f, handed] { f(handed); };
+  if (!pool.is_worker()) {
+    detail::invoke_in_group(
+        pool, [&f, handed](TaskGroup& g) {
+          for (std::size_t i = 0; i < handed; ++i) g.run([&f, i] { f(i); });
+        },
+        here);
     return;
   }
-  TaskGroup g(pool);
-  try {
-    for (std::size_t i = 0; i < handed; ++i) g.run([&f, i] { f(i); });
-    f(handed);
-  } catch (...) {
-    mine = std::current_exception();  // still wait: the tasks reference f
-  }
-  g.wait();  // rethrows a task's exception
-  if (mine) std::rethrow_exception(mine);
+  alignas(detail::InvokeTask) std::byte in_frame[kParallelInvokeInFrame * sizeof(detail::InvokeTask)];
+  std::unique_ptr<std::byte[]> on_heap;  // new[]'s alignment covers InvokeTask's
+  if (handed > kParallelInvokeInFrame)
+    on_heap = std::make_unique_for_overwrite<std::byte[]>(handed * sizeof(detail::InvokeTask));
+  const detail::InvokeTasks tasks(on_heap ? on_heap.get() : in_frame, handed, &detail::invoke_call_n<F>,
+                                  const_cast<void*>(static_cast<const void*>(std::addressof(f))));
+  detail::invoke_in_frame(pool, tasks.data(), handed, here);
 }
 
 /// The same on default_pool().

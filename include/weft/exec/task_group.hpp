@@ -146,6 +146,21 @@ struct GroupFrame {
 };
 extern thread_local constinit GroupFrame* t_group_frames;
 extern thread_local constinit std::uint64_t t_group_serial;
+// Links a frame for `group` (nullptr: a frame of no group) on this
+// thread's chain for the scope.
+class LinkedGroupFrame {
+ public:
+  explicit LinkedGroupFrame(const TaskGroup* group) noexcept
+      : frame_{group, t_group_frames, ++t_group_serial} {
+    t_group_frames = &frame_;
+  }
+  ~LinkedGroupFrame() { t_group_frames = frame_.below; }
+  LinkedGroupFrame(const LinkedGroupFrame&) = delete;
+  LinkedGroupFrame& operator=(const LinkedGroupFrame&) = delete;
+
+ private:
+  GroupFrame frame_;
+};
 // The serial of this thread's innermost running group task (0: none).
 inline std::uint64_t top_group_serial() noexcept {
   const GroupFrame* f = t_group_frames;
@@ -276,14 +291,14 @@ class TaskGroup {
         g->finish_one(shard);
         return;
       }
-      detail::GroupFrame frame{g, detail::t_group_frames, ++detail::t_group_serial};
-      detail::t_group_frames = &frame;
-      try {
-        self->fn();
-      } catch (...) {
-        g->record(std::current_exception());
+      {
+        const detail::LinkedGroupFrame frame(g);
+        try {
+          self->fn();
+        } catch (...) {
+          g->record(std::current_exception());
+        }
       }
-      detail::t_group_frames = frame.below;
       detail::delete_task(self);
       g->finish_one(shard);
     }
