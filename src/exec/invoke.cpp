@@ -1,8 +1,6 @@
 // parallel_invoke's fork and join on a worker (weft/detail/exec/invoke_task.hpp).
 #include "weft/detail/exec/invoke_task.hpp"
 
-#include <cassert>
-
 #include "pool_core.hpp"
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/sched_point.hpp"
@@ -37,9 +35,9 @@ void InvokeTask::discard_unrun(TaskNode* t) noexcept {
   static_cast<InvokeTask*>(t)->state.store(0, std::memory_order_relaxed);
 }
 
-void invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
+bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
   PoolCore& core = core_of(pool);
-  assert(this_worker().pool == &core && this_worker().worker != nullptr && "invoke_fork off the pool's workers");
+  if (this_worker().pool != &core) return false;  // ThreadPool::is_worker(), inline
   for (std::size_t i = 0; i < n; ++i) {
     try {
       core.push(&tasks[i]);  // the worker's own deque: bump, push, the light fence and wake rule
@@ -48,6 +46,7 @@ void invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
       throw;
     }
   }
+  return true;
 }
 
 void invoke_join(InvokeTask* tasks, std::size_t n) noexcept {

@@ -52,10 +52,11 @@ void invoke_call_n(void* f, std::size_t index) {
   (*static_cast<std::remove_reference_t<G>*>(f))(index);
 }
 // On a worker of `pool`: forks tasks[0..n), runs here(), joins, then
-// rethrows the first handed-off error in order, else here()'s.
+// rethrows the first handed-off error in order, else here()'s. False, with
+// nothing done, anywhere else.
 template <class Here>
-void invoke_in_frame(ThreadPool& pool, InvokeTask* tasks, std::size_t n, Here&& here) {
-  invoke_fork(pool, tasks, n);
+bool invoke_in_frame(ThreadPool& pool, InvokeTask* tasks, std::size_t n, Here&& here) {
+  if (!invoke_fork(pool, tasks, n)) return false;
   std::exception_ptr mine;
   try {
     here();
@@ -66,6 +67,7 @@ void invoke_in_frame(ThreadPool& pool, InvokeTask* tasks, std::size_t n, Here&& 
   for (std::size_t i = 0; i < n; ++i)
     if (tasks[i].error) std::rethrow_exception(tasks[i].error);
   if (mine) std::rethrow_exception(mine);
+  return true;
 }
 // Anywhere else: fork(g) run()s the handed-off calls on a TaskGroup, then
 // here(), then the group's wait() (which rethrows a task's error first).
@@ -98,12 +100,10 @@ void parallel_invoke(ThreadPool& pool, F&& first, Fs&&... rest) {
   } else {
     const auto here = [&first] { std::forward<F>(first)(); };
     if constexpr (detail::kInvokeInFrame<Fs...>) {
-      if (pool.is_worker()) {  // the tasks live in this frame (weft/detail/exec/invoke_task.hpp)
-        std::array<detail::InvokeTask, sizeof...(Fs)> tasks{detail::InvokeTask(
-            &detail::invoke_call<Fs>, const_cast<void*>(static_cast<const void*>(std::addressof(rest))))...};
-        detail::invoke_in_frame(pool, tasks.data(), tasks.size(), here);
-        return;
-      }
+      // The tasks live in this frame (weft/detail/exec/invoke_task.hpp).
+      std::array<detail::InvokeTask, sizeof...(Fs)> tasks{detail::InvokeTask(
+          &detail::invoke_call<Fs>, const_cast<void*>(static_cast<const void*>(std::addressof(rest))))...};
+      if (detail::invoke_in_frame(pool, tasks.data(), tasks.size(), here)) return;
     }
     detail::invoke_in_group(
         pool, [&](TaskGroup& g) { (g.run([&r = rest] { std::forward<Fs>(r)(); }), ...); }, here);
@@ -132,21 +132,22 @@ void parallel_invoke_n(ThreadPool& pool, std::size_t n, F&& f) {
   if (handed > std::numeric_limits<std::size_t>::max() / sizeof(detail::InvokeTask))
     throw std::length_error("weft::parallel_invoke_n: " + std::to_string(n) + " calls cannot be counted in memory");
   const auto here = [&f, handed] { f(handed); };
-  if (!pool.is_worker()) {
-    detail::invoke_in_group(
-        pool, [&f, handed](TaskGroup& g) {
-          for (std::size_t i = 0; i < handed; ++i) g.run([&f, i] { f(i); });
-        },
-        here);
-    return;
+  // Storage for the tasks only where they will be forked (a worker of the
+  // pool; asked first only when it would be an allocation).
+  if (handed <= kParallelInvokeInFrame || pool.is_worker()) {
+    alignas(detail::InvokeTask) std::byte in_frame[kParallelInvokeInFrame * sizeof(detail::InvokeTask)];
+    std::unique_ptr<std::byte[]> on_heap;  // new[]'s alignment covers InvokeTask's
+    if (handed > kParallelInvokeInFrame)
+      on_heap = std::make_unique_for_overwrite<std::byte[]>(handed * sizeof(detail::InvokeTask));
+    const detail::InvokeTasks tasks(on_heap ? on_heap.get() : in_frame, handed, &detail::invoke_call_n<F>,
+                                    const_cast<void*>(static_cast<const void*>(std::addressof(f))));
+    if (detail::invoke_in_frame(pool, tasks.data(), handed, here)) return;
   }
-  alignas(detail::InvokeTask) std::byte in_frame[kParallelInvokeInFrame * sizeof(detail::InvokeTask)];
-  std::unique_ptr<std::byte[]> on_heap;  // new[]'s alignment covers InvokeTask's
-  if (handed > kParallelInvokeInFrame)
-    on_heap = std::make_unique_for_overwrite<std::byte[]>(handed * sizeof(detail::InvokeTask));
-  const detail::InvokeTasks tasks(on_heap ? on_heap.get() : in_frame, handed, &detail::invoke_call_n<F>,
-                                  const_cast<void*>(static_cast<const void*>(std::addressof(f))));
-  detail::invoke_in_frame(pool, tasks.data(), handed, here);
+  detail::invoke_in_group(
+      pool, [&f, handed](TaskGroup& g) {
+        for (std::size_t i = 0; i < handed; ++i) g.run([&f, i] { f(i); });
+      },
+      here);
 }
 
 /// The same on default_pool().

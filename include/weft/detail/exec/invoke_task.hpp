@@ -86,10 +86,12 @@ class InvokeTasks {
   std::size_t n_;
 };
 
-// Pushes tasks[0..n) onto the calling worker's deque, oldest first.
-// Precondition: pool.is_worker(). If a push throws (std::bad_alloc growing
-// the deque), joins the tasks pushed before it and rethrows.
-void invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n);
+// Pushes tasks[0..n) onto the calling worker's deque, oldest first, if the
+// calling thread is a worker of `pool` (ThreadPool::is_worker(), tested here
+// in the same call: false, and nothing pushed, if not). If a push throws
+// (std::bad_alloc growing the deque), joins the tasks pushed before it and
+// rethrows.
+bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n);
 // Returns once every task of tasks[0..n) has run, each exactly once: the
 // ones still at the bottom of this worker's deque here, the others where
 // they were taken (this thread helps meanwhile).
