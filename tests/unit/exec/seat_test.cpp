@@ -125,45 +125,56 @@ TEST(Seat, IsGivenBackWhenTheCallThrows) {
 
 // TaskGroup::wait() on an outside thread takes the seat when a worker is
 // parked: the caller runs some of the group's tasks, never more than P
-// threads run them, and the worker that sat out works again afterwards. (A
-// round whose pushes woke every worker has no seat: the caller then runs
-// nothing, which is why only the sum over the rounds must show the seat.)
+// threads run them, and the worker that sat out works again afterwards.
+// Whether a worker is still parked when wait() is called is up to the
+// kernel: the pushes before it wake workers, and a round whose pushes woke
+// every worker has no seat (the caller then runs nothing). On a host with
+// fast wake-ups a burst of 2000 pushes always woke both (a CI run saw no
+// seat in 20 rounds), so rounds alternate with two long tasks: the first
+// push wakes one worker, which searches for the wake latency (several us)
+// while the second push finds it searching and wakes nobody. Rounds go on
+// until one took the seat (the watchdog and the round bound end a run that
+// never does, which fails).
 TEST(Seat, TaskGroupWaitFromOutsideComputesAsOneOfThePAndGivesTheSeatBack) {
   weft::test::Watchdog dog("task group wait seat");
   weft::ThreadPool pool(parking(2));
   const std::thread::id caller = std::this_thread::get_id();
   int on_caller = 0;
   int most_at_once = 0;
-  for (int round = 0; round < 20; ++round) {
+  int rounds = 0;
+  for (; rounds < 20 || (on_caller == 0 && rounds < 1000); ++rounds) {
     until_all_parked(pool);
+    const bool burst = rounds % 2 == 0;
+    const int tasks = burst ? 2000 : 2;
+    const auto each = burst ? 1us : 200us;
     std::atomic<int> mine{0};
     std::atomic<int> done{0};
     std::atomic<int> running{0};
     std::atomic<int> peak{0};
     {
       weft::TaskGroup g(pool);
-      for (int i = 0; i < 2000; ++i) g.run([&] {
+      for (int i = 0; i < tasks; ++i) g.run([&] {
         const int now = running.fetch_add(1) + 1;
         for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
         }
-        spin_for(1us);
+        spin_for(each);
         if (std::this_thread::get_id() == caller) mine.fetch_add(1);
         running.fetch_sub(1);
         done.fetch_add(1);
       });
       g.wait();
     }
-    EXPECT_EQ(done.load(), 2000) << "round " << round;
-    EXPECT_FALSE(pool.is_worker()) << "the caller is still seated after round " << round;
+    EXPECT_EQ(done.load(), tasks) << "round " << rounds;
+    EXPECT_FALSE(pool.is_worker()) << "the caller is still seated after round " << rounds;
     on_caller += mine.load();
     most_at_once = std::max(most_at_once, peak.load());
     std::atomic<int> n{0};  // both workers are back
     for (int i = 0; i < 100; ++i) pool.post([&] { n.fetch_add(1); });
     pool.wait_idle();
-    EXPECT_EQ(n.load(), 100) << "round " << round;
+    EXPECT_EQ(n.load(), 100) << "round " << rounds;
   }
   EXPECT_LE(most_at_once, 2) << "more than P threads ran the group's tasks at once";
-  EXPECT_GT(on_caller, 0) << "the caller never computed: no wait took the seat";
+  EXPECT_GT(on_caller, 0) << "the caller never computed in " << rounds << " rounds: no wait took the seat";
   EXPECT_EQ(pool.stats().seated.tasks_run, static_cast<std::uint64_t>(on_caller));
 }
 
