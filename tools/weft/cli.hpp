@@ -24,10 +24,13 @@ using xp::emit;
 using xp::print_machine_header;
 using xp::print_rows;
 
-// A subcommand that is not an experiment: `add` creates it under the root app.
+// A subcommand that is not an experiment. add_subcommands() creates it under
+// the root app from `name` and `summary`, so the name the registry lists is
+// the one the CLI parses; `add` then gives it its options and callback.
 struct Subcommand {
   std::string name;
-  std::function<void(CLI::App&)> add;
+  std::string summary;
+  std::function<void(CLI::App& sub)> add;
 };
 std::vector<Subcommand>& registry();
 

@@ -427,20 +427,19 @@ void run_report(const ReportOptions& o) {
 
 const Register reg{{
     "report",
-    [](CLI::App& app) {
+    "Run every experiment and write a report directory: index.html, figures, results.json",
+    [](CLI::App& sub) {
       auto o = std::make_shared<ReportOptions>();
-      auto* sub = app.add_subcommand(
-          "report", "Run every experiment and write a report directory: index.html, figures, results.json");
-      sub->add_flag("--quick", o->quick, "Smaller sizes (about 90 s on 2 CPUs)");
-      sub->add_flag("--full", o->full, "Every experiment at its largest size: more repetitions, larger runs");
-      sub->add_option("--out,-o", o->out, "Report directory (default weft-report)");
-      sub->add_flag("--force", o->force, "Write into a non-empty directory (replacing an earlier report)");
-      sub->add_option("--only", o->only, "Run only these experiments, comma list (default all)");
-      sub->add_flag("--json", o->json, "Also print results.json on stdout (instead of the tables)");
-      sub->add_option("--results", o->results, "Also write results.json to this file");
-      sub->add_option("--markdown-from", o->markdown_from,
-                      "Run nothing: print the README's results table from this results.json");
-      sub->callback([o] { run_report(*o); });
+      sub.add_flag("--quick", o->quick, "Smaller sizes (about 90 s on 2 CPUs)");
+      sub.add_flag("--full", o->full, "Every experiment at its largest size: more repetitions, larger runs");
+      sub.add_option("--out,-o", o->out, "Report directory (default weft-report)");
+      sub.add_flag("--force", o->force, "Write into a non-empty directory (replacing an earlier report)");
+      sub.add_option("--only", o->only, "Run only these experiments, comma list (default all)");
+      sub.add_flag("--json", o->json, "Also print results.json on stdout (instead of the tables)");
+      sub.add_option("--results", o->results, "Also write results.json to this file");
+      sub.add_option("--markdown-from", o->markdown_from,
+                     "Run nothing: print the README's results table from this results.json");
+      sub.callback([o] { run_report(*o); });
     },
 }};
 

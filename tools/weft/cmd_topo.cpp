@@ -116,17 +116,17 @@ void print_tree(const Topology& t) {
 
 const Register reg{{
     xp::kTopo.name,
-    [](CLI::App& app) {
+    xp::kTopo.summary,
+    [](CLI::App& sub) {
       struct Opts {
         bool json = false;
         bool calibrate = false;
       };
       auto o = std::make_shared<Opts>();
-      auto* sub = app.add_subcommand(xp::kTopo.name, xp::kTopo.summary);
-      sub->add_flag("--json", o->json, "Print one JSON object");
-      sub->add_flag("--calibrate", o->calibrate,
-                    "Also measure park+wake latency here and the spin budget it implies (a few ms)");
-      sub->callback([o] {
+      sub.add_flag("--json", o->json, "Print one JSON object");
+      sub.add_flag("--calibrate", o->calibrate,
+                   "Also measure park+wake latency here and the spin budget it implies (a few ms)");
+      sub.callback([o] {
         if (validate_only()) return;
         const Topology& t = Topology::instance();
         std::optional<Calibration> cal;

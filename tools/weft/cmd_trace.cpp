@@ -230,16 +230,16 @@ namespace {
 
 const Register reg{{
     "trace",
-    [](CLI::App& app) {
+    "Record an experiment with every pool tracing: Chrome trace JSON for ui.perfetto.dev",
+    [](CLI::App& sub) {
       auto o = std::make_shared<TraceOptions>();
-      auto* sub = app.add_subcommand(
-          "trace", "Record an experiment with every pool tracing: Chrome trace JSON for ui.perfetto.dev");
-      sub->add_option("experiment", o->experiment, "The experiment to record (its arguments follow)")->required();
-      sub->add_option("--out,-o", o->out, "Trace file (default trace.json)");
-      sub->add_flag("--quick", o->quick, "With the report's --quick sizes (arguments given replace them)");
-      sub->add_flag("--full", o->full, "With the report's --full sizes (arguments given replace them)");
-      sub->allow_extras();
-      sub->callback([o, sub] { run_trace(*o, sub->remaining()); });
+      sub.add_option("experiment", o->experiment, "The experiment to record (its arguments follow)")->required();
+      sub.add_option("--out,-o", o->out, "Trace file (default trace.json)");
+      sub.add_flag("--quick", o->quick, "With the report's --quick sizes (arguments given replace them)");
+      sub.add_flag("--full", o->full, "With the report's --full sizes (arguments given replace them)");
+      sub.allow_extras();
+      // The root app owns its subcommands: `sub` outlives the parse.
+      sub.callback([o, &sub] { run_trace(*o, sub.remaining()); });
     },
 }};
 

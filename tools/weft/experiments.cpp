@@ -49,7 +49,7 @@ void add_experiment(CLI::App& app, const xp::Experiment& e) {
 
 void add_subcommands(CLI::App& app) {
   for (const xp::Experiment& e : xp::experiments()) add_experiment(app, e);
-  for (const Subcommand& s : registry()) s.add(app);
+  for (const Subcommand& s : registry()) s.add(*app.add_subcommand(s.name, s.summary));
 }
 
 std::vector<std::string> subcommand_names() {
