@@ -66,6 +66,22 @@ void Backoff::snooze() noexcept {
 namespace detail {
 void yield_cpu() noexcept { sched_yield(); }
 
+int pauses_for(std::int64_t ns) noexcept {
+  // The best of a few short batches, as calibrate() does (a preemption
+  // inside one only makes it look slower).
+  static const double pause_ns = [] {
+    constexpr int kBatch = 256;
+    double best = 1e9;
+    for (int b = 0; b < 4; ++b) {
+      const std::int64_t t0 = now_ns();
+      for (int i = 0; i < kBatch; ++i) cpu_relax();
+      best = std::min(best, static_cast<double>(now_ns() - t0) / kBatch);
+    }
+    return std::max(best, 1.0);
+  }();
+  return std::max(1, static_cast<int>(static_cast<double>(ns) / pause_ns));
+}
+
 SpinTuner& this_thread_tuner() noexcept {
   thread_local SpinTuner tuner;
   return tuner;

@@ -50,6 +50,30 @@ TEST(SpinUntil, AZeroBudgetNeitherSpinsOnNorYields) {
   EXPECT_EQ(polls, 4 + weft::detail::kPollsPerClockRead + 1);
 }
 
+// With a gap that grows (a pool worker's search), the clock is still read
+// every kPollsPerClockRead pauses, not polls: a zero budget polls in one
+// round until 16 pauses have passed (gaps of 1, 2, 4, 4, 4, 4), so the
+// budget is kept to within one gap. Every poll still happens: a predicate
+// that turns true is seen at the poll it turns true on.
+TEST(SpinUntil, AGrowingGapCountsPausesNotPollsBetweenClockReads) {
+  int polls = 0;
+  auto o = weft::detail::spin_until([&] { return ++polls < 0; }, weft::WaitOptions{std::chrono::nanoseconds(0), false},
+                                    0, 4);
+  EXPECT_FALSE(o.satisfied);
+  EXPECT_EQ(polls, 4 + 6 + 1);
+  polls = 0;
+  o = weft::detail::spin_until([&] { return ++polls == 9; }, weft::WaitOptions{std::chrono::seconds(10), false}, 0,
+                               1 << 20);
+  EXPECT_TRUE(o.satisfied);
+  EXPECT_EQ(polls, 9);
+}
+
+TEST(SpinUntil, PausesForConvertsTimeToAtLeastOnePause) {
+  EXPECT_GE(weft::detail::pauses_for(0), 1);
+  EXPECT_GE(weft::detail::pauses_for(1'000'000), weft::detail::pauses_for(1'000));
+  EXPECT_GT(weft::detail::pauses_for(10'000'000), 1);  // no pause costs 10 ms
+}
+
 TEST(SpinTuner, ShrinksWhenSpinsFailAndRecovers) {
   const weft::WaitOptions opts{std::chrono::microseconds(20), true};
   auto& tuner = weft::detail::this_thread_tuner();

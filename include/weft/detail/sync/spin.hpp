@@ -10,6 +10,7 @@
 // kPollsPerClockRead polls.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -31,6 +32,11 @@ struct SpinTuner {
 
 // Gives the CPU to another runnable thread, if there is one (sched_yield).
 void yield_cpu() noexcept;
+// About how many cpu_relax() calls take `ns` on this host, at least 1: a
+// `pause` costs ~140 cycles on Intel since Skylake and a few dozen on
+// AMD, so a wait measured in pauses must be converted, not hard-coded.
+// The cost is measured once per process (~10 us, on first use).
+int pauses_for(std::int64_t ns) noexcept;
 // Yields before parking: with more runnable threads than CPUs the thread
 // that will end our wait may be waiting for this very CPU, and a yield hands
 // it over for ~1 µs where a park+wake costs ~20 µs; with an idle CPU the
@@ -63,8 +69,13 @@ struct SpinOutcome {
 
 inline constexpr int kPollsPerClockRead = 16;  // ~0.15 µs of pauses on the Intel host, ~0.4 µs on the AMD one
 
+// `max_gap_pauses` > 1: the pause between polls doubles up to that many
+// (for a `pred` that reads lines other threads write, where each poll costs
+// them a line transfer); the clock is still read every kPollsPerClockRead
+// pauses, so the budget is kept to within one gap and one poll.
 template <class Pred>
-SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYieldsBeforePark) noexcept {
+SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYieldsBeforePark,
+                       int max_gap_pauses = 1) noexcept {
   // A few polls before touching the clock: most waits in a busy pipeline end
   // within a cache-line transfer or two.
   for (int i = 0; i < 4; ++i) {
@@ -83,10 +94,13 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYield
     if (!probe) budget >>= t.shift;
   }
   const std::int64_t deadline = start + budget;
+  int gap = 1;
   for (;;) {
-    for (int i = 0; i < kPollsPerClockRead; ++i) {
+    for (int paused = 0; paused < kPollsPerClockRead;) {
       if (pred()) return {true, probe, false, start};
-      cpu_relax();
+      for (int i = 0; i < gap; ++i) cpu_relax();
+      paused += gap;
+      gap = std::min(2 * gap, max_gap_pauses);
     }
     if (now_ns() >= deadline) break;
   }
