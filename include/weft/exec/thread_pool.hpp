@@ -11,7 +11,9 @@
 /// thread outside the pool that submits gets an injection deque of its own
 /// (it only pushes; workers steal), so submitting from outside is a store
 /// and a fence, not a lock. Idle workers search for a bounded time
-/// (WaitOptions), then park; a submitter wakes at most one parked worker and
+/// (WaitOptions; between looks that find nothing a searcher pauses longer
+/// each time, up to 0.5 us, so its polling does not slow the threads that
+/// push), then park; a submitter wakes at most one parked worker and
 /// only when no worker is already searching, and a searcher that finds a
 /// task wakes as many more sleepers as there are queued tasks nobody looks
 /// for yet (a burst of k tasks brings up k workers in parallel). Thieves try victims in rings of
