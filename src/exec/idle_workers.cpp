@@ -1,5 +1,6 @@
 #include "idle_workers.hpp"
 
+#include <sched.h>
 
 #include <algorithm>
 #include <array>
@@ -22,13 +23,10 @@ constexpr WaitOptions kNoSpin{std::chrono::nanoseconds(0), false};
 // The longest pause between a searcher's looks (search_or_sleep()), in time:
 // a pause costs 5-6x as much on an Intel host as on an AMD one.
 constexpr std::int64_t kSearchGapNs = 500;
-int search_gap_pauses() noexcept {
-  static const int pauses = pauses_for(kSearchGapNs);
-  return pauses;
-}
 }  // namespace
 
 void IdleWorkers::size_for(int workers) {
+  search_gap_pauses_ = pauses_for(kSearchGapNs);  // here, before any search: the first call measures
   sleepers_.reserve(static_cast<std::size_t>(workers));
   sleeper_cpu_.assign(static_cast<std::size_t>(workers), -1);
 }
@@ -75,12 +73,12 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       // the submitters and running workers write: each look makes their
       // next push or pop fetch its line back. An outside thread that
       // submits and get()s one task at a time on 2 vCPUs (AMD EPYC) ran
-      // 200 ns per round trip with a searcher looking every pause, 90 with
-      // the backoff; a task queued while a searcher backs off waits at most
-      // kSearchGapNs more, against the ~10 us of a park and a wake.
+      // 221 ns per round trip with a searcher looking every pause, 64-67
+      // with the backoff; a task queued while a searcher backs off waits at
+      // most kSearchGapNs more, against the ~10 us of a park and a wake.
       spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; },
                         stretched ? WaitOptions{w.stretch.budget(opts.spin), false} : opts, 0,
-                        search_gap_pauses());
+                        search_gap_pauses_);
       if (t != nullptr) {
         if (!stretched) adapt(spun, opts, 0);
         bump(w.counters.spins_found_work);

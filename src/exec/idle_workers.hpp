@@ -30,7 +30,8 @@ class IdleWorkers {
   explicit IdleWorkers(PoolCore& pool) noexcept : pool_(pool) {}
 
   // Before any worker starts: room for `workers` sleepers, so that no sleep
-  // transition allocates under the sleepers' mutex.
+  // transition allocates under the sleepers' mutex; and the searchers'
+  // longest pause between looks in this host's pauses.
   void size_for(int workers);
 
   // Called by worker `w` when its deque and one steal round came up empty:
@@ -170,6 +171,9 @@ class IdleWorkers {
   bool dekker_fence(std::uint64_t after, bool may_defer) const noexcept;
 
   PoolCore& pool_;
+  // Set by size_for() before any worker runs, then only read (beside pool_,
+  // off the lines the sleep transitions write).
+  int search_gap_pauses_ = 1;
 
   // Written by every worker that starts or ends a search and by wakers;
   // read by every submitter: a line of its own.

@@ -64,21 +64,24 @@ void Backoff::snooze() noexcept {
 }
 
 namespace detail {
+namespace {
+// The cost of one cpu_relax(): the best of `batches` batches of `batch`, to
+// skip preemptions (one inside a batch only makes it look slower).
+double best_pause_ns(int batch, int batches) noexcept {
+  double best = 1e9;
+  for (int b = 0; b < batches; ++b) {
+    const std::int64_t t0 = now_ns();
+    for (int i = 0; i < batch; ++i) cpu_relax();
+    best = std::min(best, static_cast<double>(now_ns() - t0) / batch);
+  }
+  return best;
+}
+}  // namespace
+
 void yield_cpu() noexcept { sched_yield(); }
 
 int pauses_for(std::int64_t ns) noexcept {
-  // The best of a few short batches, as calibrate() does (a preemption
-  // inside one only makes it look slower).
-  static const double pause_ns = [] {
-    constexpr int kBatch = 256;
-    double best = 1e9;
-    for (int b = 0; b < 4; ++b) {
-      const std::int64_t t0 = now_ns();
-      for (int i = 0; i < kBatch; ++i) cpu_relax();
-      best = std::min(best, static_cast<double>(now_ns() - t0) / kBatch);
-    }
-    return std::max(best, 1.0);
-  }();
+  static const double pause_ns = std::max(best_pause_ns(256, 4), 1.0);
   return std::max(1, static_cast<int>(static_cast<double>(ns) / pause_ns));
 }
 
@@ -92,16 +95,7 @@ Calibration calibrate(int rounds) {
   rounds = std::max(rounds, 8);
   Calibration c;
 
-  {  // cost of one pause: the best of a few batches, to skip preemptions
-    constexpr int kBatch = 2000;
-    double best = 1e9;
-    for (int b = 0; b < 5; ++b) {
-      const std::int64_t t0 = detail::now_ns();
-      for (int i = 0; i < kBatch; ++i) cpu_relax();
-      best = std::min(best, static_cast<double>(detail::now_ns() - t0) / kBatch);
-    }
-    c.pause_ns = best;
-  }
+  c.pause_ns = detail::best_pause_ns(2000, 5);
 
   // Two threads take turns sleeping on a futex and waking the other. Each
   // wake is timed from just before the waker's system call to just after

@@ -5,9 +5,11 @@
 // The waiter's condition is a load of a line another thread will write:
 // polling it every pause costs nothing extra while the line sits in our cache
 // (shared state) and notices the store one cache-line transfer after it
-// lands, so there is no exponential backoff between polls (that is for
-// read-modify-writes that contend, see Backoff). The clock is read once per
-// kPollsPerClockRead polls.
+// lands, so by default there is no backoff between polls (that is for
+// read-modify-writes that contend, see Backoff). A poll that reads many
+// lines other threads write (a pool worker's search) may ask for a pause
+// that doubles between polls (`max_gap_pauses`). The clock is read once per
+// kPollsPerClockRead pauses.
 #pragma once
 
 #include <algorithm>
@@ -35,7 +37,8 @@ void yield_cpu() noexcept;
 // About how many cpu_relax() calls take `ns` on this host, at least 1: a
 // `pause` costs ~140 cycles on Intel since Skylake and a few dozen on
 // AMD, so a wait measured in pauses must be converted, not hard-coded.
-// The cost is measured once per process (~10 us, on first use).
+// The cost is measured once per process (~10 us, on first use: call it
+// where setup belongs, not on a hot path).
 int pauses_for(std::int64_t ns) noexcept;
 // Yields before parking: with more runnable threads than CPUs the thread
 // that will end our wait may be waiting for this very CPU, and a yield hands
