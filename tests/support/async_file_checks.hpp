@@ -68,19 +68,24 @@ inline void check_short_reads() {
   EXPECT_EQ(weft::sync_wait(task()), (std::vector<std::size_t>{10, 3, 0}));
 }
 
-inline void check_concurrent_reads(int readers) {
+// `readers` coroutines each read `block` bytes at a block-aligned offset of
+// their own; with `every_other_big`, every other one reads 24 blocks
+// instead (a transfer a worker submits at once, with the small reads it
+// held back before it: async_file.cpp).
+inline void check_concurrent_reads(int readers, std::size_t block = 4096, bool every_other_big = false) {
   Watchdog dog("concurrent AsyncFile reads");
   TempDir dir;
   const std::string path = (dir / "big.bin").string();
-  const std::vector<std::byte> data = random_bytes(4096 * 512, 3);
+  const std::vector<std::byte> data = random_bytes(block * 512, 3);
   write_file(path, data);
   weft::ThreadPool pool(workers(2));
   auto file = weft::AsyncFile::open(path, weft::AsyncFile::read_only);
   auto reader = [&](int i) -> weft::Task<bool> {
-    std::vector<std::byte> buf(4096);
-    const std::uint64_t off = static_cast<std::uint64_t>((i * 7919) % 512) * 4096;
+    const std::size_t blocks = every_other_big && i % 2 == 1 ? 24 : 1;
+    std::vector<std::byte> buf(block * blocks);
+    const std::uint64_t off = static_cast<std::uint64_t>((i * 7919) % (512 - 24)) * block;
     const std::size_t n = co_await file.read_at(std::span<std::byte>(buf), off);
-    co_return n == 4096 && std::equal(buf.begin(), buf.end(), data.begin() + static_cast<std::ptrdiff_t>(off));
+    co_return n == buf.size() && std::equal(buf.begin(), buf.end(), data.begin() + static_cast<std::ptrdiff_t>(off));
   };
   std::vector<weft::Task<bool>> tasks;
   for (int i = 0; i < readers; ++i) tasks.push_back(reader(i));

@@ -69,6 +69,9 @@ TEST(AsyncFile, CompletionsWhoseSignalsAreLostAreTakenByTheSweep) {
 }
 TEST(AsyncFile, AShortReadAtTheEndIsReturned) { weft::test::check_short_reads(); }
 TEST(AsyncFile, ManyConcurrentReadsGetTheirOwnBytes) { weft::test::check_concurrent_reads(300); }
+TEST(AsyncFile, BigReadsAmongHeldBackSmallOnesGetTheirOwnBytes) {
+  weft::test::check_concurrent_reads(300, 4096, true);
+}
 TEST(AsyncFile, ErrorsNameThePathAndTheOperation) { weft::test::check_errors(); }
 TEST(AsyncFile, AStopBeforeSubmissionCancels) { weft::test::check_stop(); }
 
