@@ -76,9 +76,11 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       // 221 ns per round trip with a searcher looking every pause, 64-67
       // with the backoff; a task queued while a searcher backs off waits at
       // most kSearchGapNs more, against the ~10 us of a park and a wake.
+      // Once the tuner is at its floor (searches keep failing: an idle
+      // pool), one look, not a floor of ~10 (spin.hpp).
       spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; },
                         stretched ? WaitOptions{w.stretch.budget(opts.spin), false} : opts, 0,
-                        search_gap_pauses_);
+                        search_gap_pauses_, true);
       if (t != nullptr) {
         if (!stretched) adapt(spun, opts, 0);
         bump(w.counters.spins_found_work);

@@ -94,3 +94,38 @@ TEST(SpinTuner, ShrinksWhenSpinsFailAndRecovers) {
   }
   EXPECT_EQ(tuner.shift, 0u);
 }
+
+// A pool worker's search (brief_at_floor): once the tuner is at its floor, a
+// wait that is not a probe looks once, where a plain wait at the same floor
+// polls at least ~10 times; a probe still spins its full budget, and a look
+// that finds its condition pays (the budget grows back).
+TEST(SpinTuner, AtTheFloorABriefWaitLooksOnceAndProbesStillSpin) {
+  const weft::WaitOptions opts{std::chrono::microseconds(20), true};
+  auto& tuner = weft::detail::this_thread_tuner();
+  tuner = {};
+  tuner.shift = weft::detail::SpinTuner::kMaxShift;
+  tuner.probe_interval = 1u << 20;  // no probe in the next waits
+  int polls = 0;
+  auto o = weft::detail::spin_until([&] { return ++polls < 0; }, opts, 0, 1, true);
+  EXPECT_FALSE(o.satisfied);
+  EXPECT_EQ(polls, 1);
+  EXPECT_NE(o.start_ns, 0);  // the tuner learns from it
+  polls = 0;
+  o = weft::detail::spin_until([&] { return ++polls < 0; }, opts, 0, 1, false);
+  EXPECT_GE(polls, 4 + 1 + 1);
+  // A brief look that succeeds is a spin that paid.
+  o = weft::detail::spin_until([] { return true; }, opts, 0, 1, true);
+  EXPECT_TRUE(o.satisfied);
+  weft::detail::adapt(o, opts, 0);
+  EXPECT_EQ(tuner.shift, weft::detail::SpinTuner::kMaxShift - 1);
+  // A probe at the floor spins the whole budget: 20 us of polls, not one.
+  tuner.shift = weft::detail::SpinTuner::kMaxShift;
+  tuner.probe_interval = 1;
+  polls = 0;
+  const std::int64_t t0 = weft::detail::now_ns();
+  o = weft::detail::spin_until([&] { return ++polls < 0; }, opts, 0, 1, true);
+  EXPECT_TRUE(o.probe);
+  EXPECT_GT(polls, 1);
+  EXPECT_GE(weft::detail::now_ns() - t0, 20'000);
+  tuner = {};
+}

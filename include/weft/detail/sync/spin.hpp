@@ -76,12 +76,23 @@ inline constexpr int kPollsPerClockRead = 16;  // ~0.15 µs of pauses on the Int
 // (for a `pred` that reads lines other threads write, where each poll costs
 // them a line transfer); the clock is still read every kPollsPerClockRead
 // pauses, so the budget is kept to within one gap and one poll.
+//
+// `brief_at_floor`: once the tuner has shrunk the budget as far as it goes
+// (the last kMaxShift waits all parked), a wait that is not a probe looks
+// once and returns, instead of the few free polls and the clock round that
+// make a floor of ~10 polls under any budget. For a pool worker's search
+// (each poll loads the lines other threads write), that floor was a third
+// of an idle worker's CPU per task at one task per ms (2 vCPUs, AMD EPYC:
+// 11 looks per search). A look that finds its condition still counts as a
+// spin that paid, and probes still run, so the budget grows back as ever.
 template <class Pred>
 SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYieldsBeforePark,
-                       int max_gap_pauses = 1) noexcept {
-  // A few polls before touching the clock: most waits in a busy pipeline end
-  // within a cache-line transfer or two.
-  for (int i = 0; i < 4; ++i) {
+                       int max_gap_pauses = 1, bool brief_at_floor = false) noexcept {
+  // At the floor, the one look comes first (below); otherwise a few polls
+  // before touching the clock: most waits in a busy pipeline end within a
+  // cache-line transfer or two.
+  const bool at_floor = brief_at_floor && opts.adaptive && this_thread_tuner().shift == SpinTuner::kMaxShift;
+  for (int i = 0; i < 4 && !at_floor; ++i) {
     if (pred()) return {true, false, false, 0};
     cpu_relax();
   }
@@ -96,6 +107,7 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYield
     probe = t.shift > 0 && ++t.waits % t.probe_interval == 0;
     if (!probe) budget >>= t.shift;
   }
+  if (at_floor && !probe) return {pred(), false, false, start};
   const std::int64_t deadline = start + budget;
   int gap = 1;
   for (;;) {
