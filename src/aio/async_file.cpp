@@ -191,8 +191,9 @@ class Ring {
   // of big page-cache reads copies them all before the first coroutine
   // reads its buffer, by then pushed out of the cache by the others (8
   // files read whole in 256 KiB reads on 2 vCPUs of an AMD EPYC: 0.40x
-  // the MB/s of 2 threads with pread batched, 0.9-1.0x submitted at once). Either way the submitter then takes the completions
-  // already there: a read served from the page cache completes inside
+  // the MB/s of 2 threads with pread batched, 0.82-0.92x submitted at
+  // once). Either way the submitter then takes the completions already
+  // there: a read served from the page cache completes inside
   // io_uring_enter, so its coroutine goes on in place (arm() finds it
   // claimed) or is queued on its pool by this thread.
   void submit(IoOp* op, void (*flush_hook)() noexcept) {
