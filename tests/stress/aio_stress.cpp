@@ -178,6 +178,13 @@ TEST(AioStress, TimersRacingStopsResumeExactlyOnce) {
   EXPECT_EQ(ends.load(), n);
 }
 
+// How many of `ts`, run together with when_all, returned true.
+Task<int> count_true(std::vector<Task<bool>> ts) {
+  int ok = 0;
+  for (bool x : co_await weft::when_all(std::move(ts))) ok += x ? 1 : 0;
+  co_return ok;
+}
+
 TEST(AioStress, ManyCoroutinesReadAndWriteOneFile) {
   weft::test::Watchdog dog("file reads and writes");
   weft::test::TempDir dir;
@@ -196,14 +203,41 @@ TEST(AioStress, ManyCoroutinesReadAndWriteOneFile) {
     std::vector<Task<bool>> ts;
     for (int b = 0; b < kBlocks; ++b) ts.push_back(block(b, r));
     auto all = [&]() -> Task<int> {
-      int ok = 0;
-      for (bool x : co_await weft::when_all(std::move(ts))) ok += x ? 1 : 0;
+      const int ok = co_await count_true(std::move(ts));
       co_await file.sync();
       co_return ok;
     };
     EXPECT_EQ(weft::sync_wait(pool, all()), kBlocks) << "round " << r;
   }
   EXPECT_EQ(file.size(), static_cast<std::uint64_t>(kBlocks) * 4096);
+}
+
+// Transfers of 64 KiB and more go into the ring at once, with whatever small
+// ones the worker held back before them (async_file.cpp): regions of their
+// own, written and read back by coroutines of both sizes at once.
+TEST(AioStress, BigAndSmallTransfersMixOnOneFile) {
+  weft::test::Watchdog dog("big and small file transfers");
+  weft::test::TempDir dir;
+  const std::string path = (dir / "mixed.bin").string();
+  constexpr int kRegions = 64;
+  constexpr std::size_t kRegion = 96 * 1024;  // a big transfer fills it; a small one its first 4 KiB
+  const int rounds = static_cast<int>(weft::test::stress_count(6, 2));
+  weft::ThreadPool pool(workers(2));
+  auto file = weft::AsyncFile::open(path, weft::AsyncFile::read_write | weft::AsyncFile::create);
+  auto region = [&](int r, int round) -> Task<bool> {
+    const std::size_t len = r % 2 == 0 ? kRegion : 4096;
+    std::vector<std::byte> out(len), in(len);
+    for (std::size_t i = 0; i < len; ++i) out[i] = static_cast<std::byte>((i * 31 + static_cast<std::size_t>(r + round)) & 0xff);
+    const auto at = static_cast<std::uint64_t>(r) * kRegion;
+    co_await file.write_at(std::span<const std::byte>(out), at);
+    const std::size_t n = co_await file.read_at(std::span<std::byte>(in), at);
+    co_return n == len && in == out;
+  };
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<Task<bool>> ts;
+    for (int r = 0; r < kRegions; ++r) ts.push_back(region(r, round));
+    EXPECT_EQ(weft::sync_wait(pool, count_true(std::move(ts))), kRegions) << "round " << round;
+  }
 }
 
 }  // namespace
