@@ -23,6 +23,9 @@ constexpr WaitOptions kNoSpin{std::chrono::nanoseconds(0), false};
 // The longest pause between a searcher's looks (search_or_sleep()), in time:
 // a pause costs 5-6x as much on an Intel host as on an AMD one.
 constexpr std::int64_t kSearchGapNs = 500;
+
+// A search at the spin tuner's floor looks once (spin_until()).
+constexpr bool kBriefAtFloor = true;
 }  // namespace
 
 void IdleWorkers::size_for(int workers) {
@@ -80,7 +83,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       // pool), one look, not a floor of ~10 (spin.hpp).
       spun = spin_until([&] { return (t = pool_.steal_any(w)) != nullptr; },
                         stretched ? WaitOptions{w.stretch.budget(opts.spin), false} : opts, 0,
-                        search_gap_pauses_, true);
+                        search_gap_pauses_, kBriefAtFloor);
       if (t != nullptr) {
         if (!stretched) adapt(spun, opts, 0);
         bump(w.counters.spins_found_work);

@@ -90,8 +90,9 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYield
                        int max_gap_pauses = 1, bool brief_at_floor = false) noexcept {
   // At the floor, the one look comes first (below); otherwise a few polls
   // before touching the clock: most waits in a busy pipeline end within a
-  // cache-line transfer or two.
-  const bool at_floor = brief_at_floor && opts.adaptive && this_thread_tuner().shift == SpinTuner::kMaxShift;
+  // cache-line transfer or two, and need not reach the thread's tuner.
+  SpinTuner* tuner = brief_at_floor && opts.adaptive ? &this_thread_tuner() : nullptr;
+  const bool at_floor = tuner != nullptr && tuner->shift == SpinTuner::kMaxShift;
   for (int i = 0; i < 4 && !at_floor; ++i) {
     if (pred()) return {true, false, false, 0};
     cpu_relax();
@@ -103,7 +104,7 @@ SpinOutcome spin_until(Pred&& pred, const WaitOptions& opts, int yields = kYield
     // A shrunk budget cannot see that spinning would pay again (a park
     // always looks long: it includes the wake-up latency), so now and then
     // a wait spins the full budget to find out.
-    SpinTuner& t = this_thread_tuner();
+    SpinTuner& t = tuner != nullptr ? *tuner : this_thread_tuner();
     probe = t.shift > 0 && ++t.waits % t.probe_interval == 0;
     if (!probe) budget >>= t.shift;
   }
