@@ -68,22 +68,25 @@ inline void check_short_reads() {
   EXPECT_EQ(weft::sync_wait(task()), (std::vector<std::size_t>{10, 3, 0}));
 }
 
-// `readers` coroutines each read `block` bytes at a block-aligned offset of
-// their own; with `every_other_big`, every other one reads 24 blocks
-// instead (a transfer a worker submits at once, with the small reads it
-// held back before it: async_file.cpp).
-inline void check_concurrent_reads(int readers, std::size_t block = 4096, bool every_other_big = false) {
+// `readers` coroutines each read a 4 KiB block at an offset of their own;
+// with `every_other_big`, every other one reads kBigBlocks blocks instead (a
+// transfer a worker submits at once, with the small reads it held back
+// before it: async_file.cpp).
+inline void check_concurrent_reads(int readers, bool every_other_big = false) {
+  constexpr std::size_t kBlock = 4096;
+  constexpr std::size_t kBlocks = 512;
+  constexpr std::size_t kBigBlocks = 24;  // 96 KiB: over the 64 KiB a worker batches
   Watchdog dog("concurrent AsyncFile reads");
   TempDir dir;
   const std::string path = (dir / "big.bin").string();
-  const std::vector<std::byte> data = random_bytes(block * 512, 3);
+  const std::vector<std::byte> data = random_bytes(kBlock * kBlocks, 3);
   write_file(path, data);
   weft::ThreadPool pool(workers(2));
   auto file = weft::AsyncFile::open(path, weft::AsyncFile::read_only);
   auto reader = [&](int i) -> weft::Task<bool> {
-    const std::size_t blocks = every_other_big && i % 2 == 1 ? 24 : 1;
-    std::vector<std::byte> buf(block * blocks);
-    const std::uint64_t off = static_cast<std::uint64_t>((i * 7919) % (512 - 24)) * block;
+    std::vector<std::byte> buf(kBlock * (every_other_big && i % 2 == 1 ? kBigBlocks : 1));
+    // Every read, big or small, ends inside the file.
+    const std::uint64_t off = static_cast<std::uint64_t>(i * 7919) % (kBlocks - kBigBlocks) * kBlock;
     const std::size_t n = co_await file.read_at(std::span<std::byte>(buf), off);
     co_return n == buf.size() && std::equal(buf.begin(), buf.end(), data.begin() + static_cast<std::ptrdiff_t>(off));
   };

@@ -70,7 +70,7 @@ TEST(AsyncFile, CompletionsWhoseSignalsAreLostAreTakenByTheSweep) {
 TEST(AsyncFile, AShortReadAtTheEndIsReturned) { weft::test::check_short_reads(); }
 TEST(AsyncFile, ManyConcurrentReadsGetTheirOwnBytes) { weft::test::check_concurrent_reads(300); }
 TEST(AsyncFile, BigReadsAmongHeldBackSmallOnesGetTheirOwnBytes) {
-  weft::test::check_concurrent_reads(300, 4096, true);
+  weft::test::check_concurrent_reads(300, true);
 }
 TEST(AsyncFile, ErrorsNameThePathAndTheOperation) { weft::test::check_errors(); }
 TEST(AsyncFile, AStopBeforeSubmissionCancels) { weft::test::check_stop(); }
