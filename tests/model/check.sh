@@ -13,8 +13,13 @@ cd "$work"
 
 verify() {  # $1: extra spin flags; prints pan's summary, returns its error count
   rm -f pan pan.c  # a model spin cannot read must not be judged by the last one's pan
-  spin -a $1 "$model.pml" >/dev/null || true
-  [ -f pan.c ] || { echo "check.sh: spin cannot read $model.pml with flags '$1'" >&2; return 1; }
+  # spin reports some errors (an array passed without its index) and still
+  # writes a pan.c: its exit status, not the file, says whether it read the model.
+  if ! spin -a $1 "$model.pml" > spin.out 2>&1 || [ ! -f pan.c ]; then
+    echo "check.sh: spin cannot read $model.pml with flags '$1':" >&2
+    cat spin.out >&2
+    return 1
+  fi
   cc -O2 -DSAFETY -DCOLLAPSE -o pan pan.c
   ./pan -m200000 > pan.out
   grep -E "errors:|states, stored|transitions|elapsed" pan.out | sed 's/^/  /'

@@ -94,7 +94,8 @@ inline notify_one(idx) {
               if
               :: idx < NW -> listed[idx] = false; sleeping--; searching++
               :: else -> skip
-              fi
+              fi;
+              k = 0                       /* spent: stale locals multiply the states */
          :: else -> skip
          fi
        };

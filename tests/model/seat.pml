@@ -21,9 +21,9 @@
  * announcement and its park when leased finds itself off the list and
  * waits for a permit, which only the lease's end can lead to.
  *
- * Sizes: NW = 2 workers, NS = 1 submitter of NT = 1 task, NC = 1 task of
- * the caller's (2.3M states, a few seconds); NW=1 and NT=NC=2 verify too
- * (by hand: NT=NC=2 takes minutes).
+ * Sizes: NW = 2 workers, NS = 1 submitter of NT = 2 tasks, NC = 2 tasks of
+ * the caller's (2.0M states, a few seconds, with the dead locals reset as
+ * pool.pml says); NW=1 verifies too.
  *
  * -DBROKEN_SEAT: the caller gives the worker back without the rescan. spin
  * must find the lost wake-up (a task queued, every worker parked): with one
@@ -41,10 +41,10 @@
 #define NS 1
 #endif
 #ifndef NT
-#define NT 1
+#define NT 2
 #endif
 #ifndef NC
-#define NC 1
+#define NC 2
 #endif
 
 byte queue = 0;
@@ -74,13 +74,15 @@ inline notify_one(idx) {
               if
               :: idx < NW -> listed[idx] = false; sleeping--; searching++
               :: else -> skip
-              fi
+              fi;
+              k = 0                             /* spent: see pool.pml, "Dead locals" */
          :: else -> skip
          fi
        };
        if :: idx < NW -> permit[idx] = true :: else -> skip fi
   :: else -> skip
-  fi
+  fi;
+  d_step { idx = 0 }                            /* spent */
 }
 
 /* found()'s ramp: after the searcher's decrement and fence, read the
@@ -88,7 +90,7 @@ inline notify_one(idx) {
  * the mutex, unpark each after it. Without the code's searchers' bound
  * (search_room()), which pool.pml models: with nobody searching the bound
  * still lets one wake, and the seat's argument rests on that case. */
-inline wake_ramp(want, k, woke) {
+inline wake_ramp(want, k) {
   want = searching;
   if
   :: queue > want -> want = queue - want
@@ -111,7 +113,8 @@ inline wake_ramp(want, k, woke) {
   do
   :: k < NW -> if :: woke[k] -> woke[k] = false; permit[k] = true :: else -> skip fi; k++
   :: else -> break
-  od
+  od;
+  atomic { want = 0; k = 0 }                    /* spent (atomic: the break may not jump into a d_step) */
 }
 
 proctype submitter() {
@@ -172,7 +175,7 @@ end_leased:
             permit[id]; permit[id] = false
        :: else -> skip
        fi;
-       is_searching = true;
+       d_step { is_searching = true; was_listed = false };
        goto loop
   :: else ->
 end_park:
@@ -184,7 +187,7 @@ end_park:
 found:
   atomic { searching--; want = sleeping };
   is_searching = false;
-  if :: want > 0 -> wake_ramp(want, k, woke) :: else -> skip fi;    /* nobody slept: later sleepers rescan */
+  if :: want > 0 -> wake_ramp(want, k) :: else -> skip fi;    /* nobody slept: later sleepers rescan */
 execute_task:
   assert(!leased[id]);
   ran++;
@@ -205,7 +208,8 @@ proctype caller() {
     if
     :: seated_lease < NW -> listed[seated_lease] = false; leased[seated_lease] = true; sleeping--
     :: else -> skip
-    fi
+    fi;
+    j = 0                                   /* spent */
   };
   do
   :: i < NC ->
