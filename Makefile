@@ -26,11 +26,13 @@ report: deps
 	$(WEFT) report --out weft-report --force $(REPORT_ARGS)
 
 # The test matrix on 2 CPUs within CI's 30 minutes: g++ in release (every
-# test), g++ with ThreadSanitizer (the stress and interleaving tests) and
-# clang with AddressSanitizer + UndefinedBehaviorSanitizer (the library's
-# unit and stress tests and the examples: not the models, the package and
-# docs checks or MPI (label nosan), not the interleaving tests, which the
-# other two builds run, and not the CLI and its experiments, whose build
+# test but the seeded interleavings, which need the library built a second
+# time with schedule points: TSan runs them, and checks more), g++ with
+# ThreadSanitizer (the stress and interleaving tests) and clang with
+# AddressSanitizer + UndefinedBehaviorSanitizer (the library's unit and
+# stress tests and the examples: not the models, the package and docs
+# checks or MPI (label nosan), not the interleaving tests, which TSan
+# runs, and not the CLI and its experiments, whose build
 # and runs would take a third of CI's time; line tables only, the library
 # and the tests whose own loops run billions of steps at -O1, the rest at
 # -O0: half the build time of -O1 throughout). Three builds, two compilers,
