@@ -84,56 +84,49 @@ class Channel {
   }
 
   /// What co_await ch.push(v) suspends on; yields true, or false if closed.
-  class [[nodiscard]] PushAwaiter {
+  class [[nodiscard]] PushAwaiter : public detail::aio::QueuedAwaiter<PushAwaiter, PushWaiter> {
    public:
-    ///@{
-    /// The awaiter protocol.
-    bool await_ready() const noexcept { return false; }
-    template <class P>
-    bool await_suspend(std::coroutine_handle<P> coro) {
-      return w_.suspend(coro, stop_, [&] { return ch_->push_or_queue(w_); });
-    }
+    /// The awaiter protocol's last step (the others are never ready, and
+    /// queue the push unless it completes in place).
     bool await_resume() const {
-      w_.check_cancelled();
-      return w_.ok;
+      this->w_.check_cancelled();
+      return this->w_.ok;
     }
-    ///@}
 
    private:
     friend class Channel;
-    PushAwaiter(Channel* ch, T* src, std::stop_token stop) : ch_(ch), stop_(std::move(stop)) { w_.src = src; }
-    PushAwaiter(Channel* ch, const T& v, std::stop_token stop) : ch_(ch), stop_(std::move(stop)), copy_(v) {
-      w_.src = &*copy_;
+    friend detail::aio::QueuedAwaiter<PushAwaiter, PushWaiter>;
+    PushAwaiter(Channel* ch, T* src, std::stop_token stop)
+        : detail::aio::QueuedAwaiter<PushAwaiter, PushWaiter>(std::move(stop)), ch_(ch) {
+      this->w_.src = src;
     }
+    PushAwaiter(Channel* ch, const T& v, std::stop_token stop)
+        : detail::aio::QueuedAwaiter<PushAwaiter, PushWaiter>(std::move(stop)), ch_(ch), copy_(v) {
+      this->w_.src = &*copy_;
+    }
+    bool queue_waiter(PushWaiter& w) { return ch_->push_or_queue(w); }
     Channel* ch_;
-    std::stop_token stop_;
     std::optional<T> copy_;
-    PushWaiter w_;
   };
 
   /// What co_await ch.pop() suspends on; yields a value, or nullopt once
   /// the channel is closed and empty.
-  class [[nodiscard]] PopAwaiter {
+  class [[nodiscard]] PopAwaiter : public detail::aio::QueuedAwaiter<PopAwaiter, PopWaiter> {
    public:
-    ///@{
-    /// The awaiter protocol.
-    bool await_ready() const noexcept { return false; }
-    template <class P>
-    bool await_suspend(std::coroutine_handle<P> coro) {
-      return w_.suspend(coro, stop_, [&] { return ch_->pop_or_queue(w_); });
-    }
+    /// The awaiter protocol's last step (the others are never ready, and
+    /// queue the pop unless it completes in place).
     std::optional<T> await_resume() {
-      w_.check_cancelled();
-      return std::move(w_.value);
+      this->w_.check_cancelled();
+      return std::move(this->w_.value);
     }
-    ///@}
 
    private:
     friend class Channel;
-    PopAwaiter(Channel* ch, std::stop_token stop) : ch_(ch), stop_(std::move(stop)) {}
+    friend detail::aio::QueuedAwaiter<PopAwaiter, PopWaiter>;
+    PopAwaiter(Channel* ch, std::stop_token stop)
+        : detail::aio::QueuedAwaiter<PopAwaiter, PopWaiter>(std::move(stop)), ch_(ch) {}
+    bool queue_waiter(PopWaiter& w) { return ch_->pop_or_queue(w); }
     Channel* ch_;
-    std::stop_token stop_;
-    PopWaiter w_;
   };
 
   ///@{

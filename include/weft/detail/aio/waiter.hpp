@@ -149,6 +149,27 @@ struct Waiter : TaskNode {
 
 inline void StopHook::operator()() const noexcept { w->on_stop(w); }
 
+// The awaiter of a wait that queues a waiter of type W (a semaphore's
+// acquire, a channel's push and pop): never ready; await_suspend is
+// Waiter::suspend() with Derived::queue_waiter(w), which completes the wait
+// in place (false) or queues `w` (true). Derived adds await_resume(): it
+// calls w_.check_cancelled(), then reads what the wait gave `w_`, and it
+// befriends this base, which calls its private queue_waiter().
+template <class Derived, class W>
+class QueuedAwaiter {
+ public:
+  bool await_ready() const noexcept { return false; }
+  template <class P>
+  bool await_suspend(std::coroutine_handle<P> coro) {
+    return w_.suspend(coro, stop_, [this] { return static_cast<Derived&>(*this).queue_waiter(w_); });
+  }
+
+ protected:
+  explicit QueuedAwaiter(std::stop_token stop) noexcept : stop_(std::move(stop)) {}
+  std::stop_token stop_;
+  W w_;
+};
+
 // Resumes every waiter of a chain (linked through Waiter::next, each
 // already claimed, in the order they should run; src/aio/resume_all.cpp).
 // Waiters of one pool go to it as one task, which a worker of that pool
