@@ -28,7 +28,9 @@
 
 #include <coroutine>
 #include <cstddef>
+#include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <stop_token>
 #include <utility>
 
@@ -46,24 +48,19 @@ class AsyncSemaphore {
   ~AsyncSemaphore();
 
   /// What co_await acquire() suspends on.
-  class [[nodiscard]] Awaiter {
+  class [[nodiscard]] Awaiter : public detail::aio::QueuedAwaiter<Awaiter, detail::aio::Waiter> {
    public:
-    ///@{
-    /// The awaiter protocol.
-    bool await_ready() const noexcept { return false; }
-    template <class P>
-    bool await_suspend(std::coroutine_handle<P> coro) {
-      return w_.suspend(coro, stop_, [&] { return sem_->take_or_queue(w_); });
-    }
+    /// The awaiter protocol's last step (the others are never ready, and
+    /// queue the acquire unless a unit is free).
     void await_resume() const { w_.check_cancelled(); }
-    ///@}
 
    private:
     friend class AsyncSemaphore;
-    Awaiter(AsyncSemaphore* s, std::stop_token stop) noexcept : sem_(s), stop_(std::move(stop)) {}
+    friend detail::aio::QueuedAwaiter<Awaiter, detail::aio::Waiter>;
+    Awaiter(AsyncSemaphore* s, std::stop_token stop) noexcept
+        : detail::aio::QueuedAwaiter<Awaiter, detail::aio::Waiter>(std::move(stop)), sem_(s) {}
+    bool queue_waiter(detail::aio::Waiter& w) { return sem_->take_or_queue(w); }
     AsyncSemaphore* sem_;
-    std::stop_token stop_;
-    detail::aio::Waiter w_;
   };
 
   /// co_await acquire(): takes one unit, waiting in line if none is free.
@@ -104,27 +101,25 @@ class AsyncMutex {
     ///@{
     /// Moves the ownership; `o` holds nothing afterwards. Assigning over a
     /// lock that holds its mutex unlocks it first.
-    ScopedLock(ScopedLock&& o) noexcept : m_(std::exchange(o.m_, nullptr)) {}
-    ScopedLock& operator=(ScopedLock&& o) noexcept {
-      if (this != &o) {
-        reset();
-        m_ = std::exchange(o.m_, nullptr);
-      }
-      return *this;
-    }
+    ScopedLock(ScopedLock&& o) noexcept = default;
+    ScopedLock& operator=(ScopedLock&& o) noexcept = default;
     ///@}
     /// Unlocks if it still holds the mutex.
-    ~ScopedLock() { reset(); }
-    /// Unlocks now (once).
-    void unlock() { std::exchange(m_, nullptr)->unlock(); }
+    ~ScopedLock() = default;
+    /// Unlocks now; std::logic_error if it holds no mutex (unlocked
+    /// already, moved from, or empty).
+    void unlock() {
+      if (!m_) throw std::logic_error("weft::AsyncMutex::ScopedLock::unlock: holds no mutex");
+      m_.release()->unlock();
+    }
     /// True while it holds the mutex.
     bool owns_lock() const noexcept { return m_ != nullptr; }
 
    private:
-    void reset() noexcept {
-      if (m_ != nullptr) std::exchange(m_, nullptr)->sem_.release_upto(1, 1, "weft::AsyncMutex::unlock");
-    }
-    AsyncMutex* m_ = nullptr;
+    struct Unlock {
+      void operator()(AsyncMutex* m) const noexcept { m->sem_.release_upto(1, 1, "weft::AsyncMutex::unlock"); }
+    };
+    std::unique_ptr<AsyncMutex, Unlock> m_;
   };
 
   /// What co_await lock() suspends on; yields the ScopedLock.

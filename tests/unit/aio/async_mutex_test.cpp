@@ -145,8 +145,16 @@ TEST(AsyncMutex, LockGuardsMoveAndUnlockOnce) {
     EXPECT_FALSE(a.owns_lock());
     b.unlock();
     EXPECT_FALSE(b.owns_lock());
+    // A second unlock(), or one through the moved-from lock, names the
+    // mistake (it once followed a null pointer).
+    EXPECT_THROW(b.unlock(), std::logic_error);
+    EXPECT_THROW(a.unlock(), std::logic_error);
     EXPECT_TRUE(mu.try_lock());
     weft::AsyncMutex::ScopedLock adopted(mu);
+    // Assigning over a lock that holds the mutex unlocks it first.
+    adopted = weft::AsyncMutex::ScopedLock();
+    EXPECT_TRUE(mu.try_lock());
+    mu.unlock();
   };
   weft::sync_wait(task());
   EXPECT_TRUE(mu.try_lock());
