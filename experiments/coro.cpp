@@ -228,20 +228,37 @@ struct Hops {
   std::int64_t moved = 0;
 };
 
+// Counts a hop loop from its first hop on: the hops that landed on
+// another thread, and the seconds until done().
+class HopCount {
+ public:
+  explicit HopCount(Where& w) : w_(w) {}
+  void hopped() {
+    w_.ran();
+    const std::thread::id now = std::this_thread::get_id();
+    h_.moved += now != at_;
+    at_ = now;
+  }
+  Hops done() {
+    h_.seconds = since(t0_);
+    return h_;
+  }
+
+ private:
+  Where& w_;
+  std::thread::id at_ = std::this_thread::get_id();
+  Hops h_;
+  std::int64_t t0_ = wall_ns();
+};
+
 Task<Hops> hop_task(ThreadPool& pool, std::int64_t hops, Where& w) {
   co_await pool.schedule();  // onto a worker: the hops start there
-  std::thread::id at = std::this_thread::get_id();
-  Hops h;
-  const std::int64_t t0 = wall_ns();
+  HopCount count(w);
   for (std::int64_t i = 0; i < hops; ++i) {
     co_await pool.schedule();
-    w.ran();
-    const std::thread::id now = std::this_thread::get_id();
-    h.moved += now != at;
-    at = now;
+    count.hopped();
   }
-  h.seconds = since(t0);
-  co_return h;
+  co_return count.done();
 }
 
 double hop_weft_task(const Run& r) {
@@ -261,18 +278,12 @@ namespace asio = boost::asio;
 // use_awaitable) inside a coroutine that co_spawn started on the pool.
 asio::awaitable<Hops> hop_asio_coroutine(asio::thread_pool& pool, std::int64_t hops, Where& w) {
   co_await asio::post(pool, asio::use_awaitable);  // as weft's first schedule()
-  std::thread::id at = std::this_thread::get_id();
-  Hops h;
-  const std::int64_t t0 = wall_ns();
+  HopCount count(w);
   for (std::int64_t i = 0; i < hops; ++i) {
     co_await asio::post(pool, asio::use_awaitable);
-    w.ran();
-    const std::thread::id now = std::this_thread::get_id();
-    h.moved += now != at;
-    at = now;
+    count.hopped();
   }
-  h.seconds = since(t0);
-  co_return h;
+  co_return count.done();
 }
 
 double hop_asio(const Run& r) {
