@@ -79,6 +79,12 @@ def need_rows(exp, metric, why, **match):
     return out
 
 
+def need_experiment_rows(results, name, metric, why, **match):
+    """experiment() and its need_rows(): (the experiment, the rows)."""
+    exp = experiment(results, name)
+    return exp, need_rows(exp, metric, why, **match)
+
+
 def ordered(values):
     """Unique values in first-seen order."""
     seen = []
@@ -134,13 +140,18 @@ def bars_by_variant(ax, rs, thread_label, log=False):
                  lambda v, t: by.get((v, t)), log=log, label=thread_label)
 
 
+def titled(fig, ax, title, caption):
+    """The axis titled; what a plot function returns."""
+    ax.set_title(title)
+    return fig, title, caption
+
+
 def finish(fig, ax, title, caption, xlabel, ylabel):
     """Labels, title and legend of a one-axis figure; what a plot function returns."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
     ax.legend(fontsize=8)
-    return fig, title, caption
+    return titled(fig, ax, title, caption)
 
 
 def new_figure(ncols=1):
@@ -196,9 +207,8 @@ def plot_c2c(results):
                     color = "k" if finite and v > 0.6 * max(finite) else "w"
                     ax.text(j, i, f"{v:.0f}", ha="center", va="center", color=color, fontsize=10 if n <= 4 else 8)
     title = "Core-to-core latency (ns, one way)"
-    ax.set_title(title)
-    return fig, title, ("Median one-way latency of a cache-line ping-pong between each pair of allowed "
-                        "CPUs. SMT siblings and CPUs sharing a cache show as darker cells.")
+    return titled(fig, ax, title, ("Median one-way latency of a cache-line ping-pong between each pair of allowed "
+                                   "CPUs. SMT siblings and CPUs sharing a cache show as darker cells."))
 
 
 def published_ring(results, threads):
@@ -213,8 +223,7 @@ def published_ring(results, threads):
 
 
 def plot_ring(results, threads):
-    exp = experiment(results, "ring")
-    wall = need_rows(exp, "ns_per_hop", f"no ring rows at {threads} threads", threads=threads)
+    exp, wall = need_experiment_rows(results, "ring", "ns_per_hop", f"no ring rows at {threads} threads", threads=threads)
     flags = ordered(r["variant"] for r in wall)
     cpu = {r["variant"]: r for r in rows(exp, "cpu_ns_per_hop", threads=threads)}
     fig, (ax,) = new_figure()
@@ -284,17 +293,15 @@ def plot_tasks(results):
 
 
 def plot_fib(results):
-    exp = experiment(results, "fib")
-    rs = need_rows(exp, "ms", "no fib timings")
+    exp, rs = need_experiment_rows(results, "fib", "ms", "no fib timings")
     labels = [r["variant"] + (f" ({r['threads']} thr)" if "threads" in r else "") +
               (f", cutoff {r['cutoff']}" if r.get("cutoff") else "") for r in rs]
     fig, (ax,) = new_figure()
     row_bars(ax, rs, labels, serial_grey, "time (ms)")
     n = exp.get("params", {}).get("n", "?")
     title = f"Recursive fork-join fib({n}): time per run"
-    ax.set_title(title)
-    return fig, title, ("Wall time of one fib(n) computation that spawns a task per call (median, "
-                        "min–max whiskers); the serial bar is the same recursion without spawns.")
+    return titled(fig, ax, title, ("Wall time of one fib(n) computation that spawns a task per call (median, "
+                                   "min–max whiskers); the serial bar is the same recursion without spawns."))
 
 
 def plot_worker_strip(results):
@@ -327,8 +334,7 @@ def plot_worker_strip(results):
 
 
 def plot_pfor(results):
-    exp = experiment(results, "pfor")
-    rs = need_rows(exp, "ms", "no parallel_for timings")
+    exp, rs = need_experiment_rows(results, "pfor", "ms", "no parallel_for timings")
     fig, panels = per_workload(rs)
     for ax, w, wr in panels:
         row_bars(ax, wr, [r["variant"] + (f" ({r['threads']})" if "threads" in r else "") for r in wr],
@@ -366,10 +372,9 @@ def plot_algo(results):
     ax.set_ylabel("time / serial time")
     ax.legend(fontsize=8)
     title = f"Parallel algorithms at {threads} workers: time relative to serial"
-    ax.set_title(title)
-    return fig, title, ("Each variant's median time over the serial standard algorithm's on the same workload "
-                        "(min–max whiskers; below 1 is faster than serial); a missing bar was not built or "
-                        "not offered.")
+    return titled(fig, ax, title, ("Each variant's median time over the serial standard algorithm's on the same workload "
+                                   "(min–max whiskers; below 1 is faster than serial); a missing bar was not built or "
+                                   "not offered."))
 
 
 CORO_METRICS = [("fib", "ns_per_spawn", "ns per spawn"), ("hop", "ns_per_hop", "ns per hop"),
@@ -398,8 +403,7 @@ def plot_coro(results):
 
 
 def plot_scale(results):
-    exp = experiment(results, "scale")
-    rs = need_rows(exp, "speedup", "no speed-up rows (no 1-worker run measured)")
+    exp, rs = need_experiment_rows(results, "scale", "speedup", "no speed-up rows (no 1-worker run measured)")
     params = exp.get("params", {})
     cpus = params.get("cpus") or len(exp.get("machine", {}).get("allowed_cpus", [])) or 1
     fig, panels = per_workload(rs)
