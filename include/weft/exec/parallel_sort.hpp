@@ -140,6 +140,7 @@ inline constexpr std::ptrdiff_t kInsertionSortMax = 16;
 
 template <class It, class Comp>
 void insertion_sort(It lo, It hi, Comp& comp) {
+  if (hi - lo < 2) return;  // lo + 1 would pass the end (or offset a null iterator)
   for (It i = lo + 1; i < hi; ++i) {
     if (!comp(*i, i[-1])) continue;
     auto held = std::move(*i);
@@ -197,13 +198,14 @@ void quick_sort(TaskGroup& g, It lo, It hi, Comp& comp, int depth_left, bool has
   while (hi - lo > cutoff && depth_left > 0) {
     if (!gate.enter()) return;
     --depth_left;
-    const auto [left_end, right] = partition_step(lo, hi, comp, has_floor);
-    if (left_end != lo) {
+    // Not a structured binding: clang 14 cannot capture one.
+    const std::pair<It, It> split = partition_step(lo, hi, comp, has_floor);
+    if (const It left_end = split.first; left_end != lo) {
       g.run([&g, lo, left_end, &comp, depth_left, has_floor, cutoff, &gate] {
         quick_sort(g, lo, left_end, comp, depth_left, has_floor, cutoff, gate);
       });
     }
-    lo = right;
+    lo = split.second;
     has_floor = true;
   }
   if (!gate.enter()) return;
