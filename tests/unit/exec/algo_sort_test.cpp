@@ -124,6 +124,23 @@ TEST(ParallelSort, MoveOnlyElements) {
   EXPECT_EQ(unbox(b), want);
 }
 
+// v sorted by a comparator that throws at its k-th call (the throw must
+// reach the caller), then sorted again by std::sort: v's elements, sorted,
+// if the failed sort kept them all.
+Values sorted_after_a_throw_at(weft::ThreadPool& pool, const Values& v, long k) {
+  weft::test::ThrowOnCall throws(k);
+  Values got = v;
+  EXPECT_THROW(weft::parallel_sort(pool, got.begin(), got.end(),
+                                   [&](std::int64_t a, std::int64_t b) {
+                                     throws.tick();
+                                     return a < b;
+                                   }),
+               std::runtime_error)
+      << k;
+  std::sort(got.begin(), got.end());
+  return got;
+}
+
 // The leaves' serial sort where comp may throw, at every depth budget: a
 // budget of 0 is all heap sort, 1 one partition and then heap sorts, 64
 // partitions down to insertion sorts.
@@ -161,17 +178,8 @@ TEST(ParallelSort, AThrowAtAnyComparisonOfALeafLosesNoElement) {
     ASSERT_EQ(all, want);
   }
   for (long k = 1; k <= calls; ++k) {
-    weft::test::ThrowOnCall throws(k);
-    Values got = v;
-    EXPECT_THROW(weft::parallel_sort(pool, got.begin(), got.end(),
-                                     [&](std::int64_t a, std::int64_t b) {
-                                       throws.tick();
-                                       return a < b;
-                                     }),
-                 std::runtime_error)
-        << k;
-    std::sort(got.begin(), got.end());
-    ASSERT_EQ(got, want) << "an element lost or doubled by a throw at comparison " << k << " of " << calls;
+    ASSERT_EQ(sorted_after_a_throw_at(pool, v, k), want)
+        << "an element lost or doubled by a throw at comparison " << k << " of " << calls;
   }
 }
 
@@ -206,17 +214,7 @@ TEST(ParallelSort, ComparatorExceptionsReachTheCallerAndNothingIsLost) {
   // merge sort compares more): the third lands in the last merges.
   const std::array<std::pair<long, long>, 3> ks{{{1L, 1L}, {n_calls / 2, 100'000L}, {n_calls - n_calls / 16, 2'500'000L}}};
   for (const auto& [k, k_stable] : ks) {
-    weft::test::ThrowOnCall throws(k);
-    Values got = v;
-    EXPECT_THROW(weft::parallel_sort(pool, got.begin(), got.end(),
-                                     [&](std::int64_t a, std::int64_t b) {
-                                       throws.tick();
-                                       return a < b;
-                                     }),
-                 std::runtime_error)
-        << k;
-    std::sort(got.begin(), got.end());  // every element still there, once
-    EXPECT_EQ(got, want) << k;
+    EXPECT_EQ(sorted_after_a_throw_at(pool, v, k), want) << k;  // every element still there, once
     {
       std::vector<Live> live;
       for (auto x : v) live.emplace_back(x);
