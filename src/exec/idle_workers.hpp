@@ -76,8 +76,10 @@ class IdleWorkers {
   // wakes a sleeper for what it finds if nobody searches.
   void return_sleeper(int w) noexcept;
 
-  // Parked workers on the list. relaxed: a hint (the seat's, before it
-  // takes the sleepers' lock); lease_sleeper() decides under the lock.
+  // Parked workers on the list. relaxed: a hint for the seat, before it
+  // takes the sleepers' lock (lease_sleeper() decides under the lock); and
+  // the first read of the wake rule for a worker's own push, which makes it
+  // after its fence (PoolCore::announce_own_push()).
   std::uint32_t sleeping_count() const noexcept { return sleeping(idle_state_.load(std::memory_order_relaxed)); }
   // Searching plus sleeping workers. relaxed: a hint for splitting work;
   // nothing is published through it.

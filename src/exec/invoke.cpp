@@ -36,28 +36,52 @@ void InvokeTask::discard_unrun(TaskNode* t) noexcept {
 }
 
 bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
-  PoolCore& core = core_of(pool);
-  if (this_worker().pool != &core) return false;  // ThreadPool::is_worker(), inline
+  WorkerContext& ctx = this_worker();
+  // ThreadPool::is_worker(), inline, and without core_of()'s call.
+  if (ctx.pool == nullptr || ctx.pool->owner != &pool) return false;
+  PoolCore& core = *ctx.pool;
+  // PoolCore::push()'s worker branch, with the fence and the wake rule once
+  // for the whole fork rather than after each task: every push comes before
+  // the one fence, so a sleeper's rescan or our read of the idle word sees
+  // all of them (docs/design/pool.md), and a sleeper woken for them wakes
+  // more as it finds them (IdleWorkers::found()'s ramp). The calls through
+  // push() and push_or_discard() were a third of a fork's instructions.
+  Worker& w = *ctx.worker;
+  Source& s = w.source;
   for (std::size_t i = 0; i < n; ++i) {
+    bump(s.pushed);  // before the push: wait_idle() must never count a completion it has not counted pushed
     try {
-      core.push(&tasks[i]);  // the worker's own deque: bump, push, the light fence and wake rule
+      s.deque.push(&tasks[i]);
     } catch (...) {
+      // The deque could not grow: tasks[i] was never queued.
+      // relaxed: owner-written counter, as bump() writes it.
+      s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      InvokeTask::discard_unrun(&tasks[i]);
+      if (i > 0) core.announce_own_push(w);
       invoke_join(tasks, i);  // they reference the caller's frame, which the exception unwinds
       throw;
     }
   }
+  core.announce_own_push(w);
   return true;
 }
 
 void invoke_join(InvokeTask* tasks, std::size_t n) noexcept {
+  // invoke_fork() pushed them from this thread as a worker (or the seat's
+  // guest), which it still is: its own deque, looked up once.
+  Worker& w = *this_worker().worker;
+  WorkStealingDeque& d = w.source.deque;
   // Newest first: a task still at the bottom of this worker's deque is
   // taken back (pop_if(): no thief can have it after) and run here; its
   // word is nobody else's, so it is not touched.
   std::size_t left = n;
   while (left > 0) {
-    InvokeTask& t = tasks[left - 1];
-    if (take_own_newest_in(&t, sizeof t) == nullptr) break;
-    t.run_here();
+    InvokeTask* const t = &tasks[left - 1];
+    if (d.pop_if([t](const TaskNode* x) { return x == t; }) == nullptr) break;
+    // Counted before it runs, inside the running task, which is itself not
+    // yet counted: the pool never looks idle meanwhile.
+    count_completed(w.completed);
+    t->run_here();
     --left;
   }
   // The rest were taken, or lie under a task queued above them (the first

@@ -17,6 +17,8 @@
 #include "weft/detail/exec/idle_policy.hpp"
 #include "weft/detail/exec/injection_slots.hpp"
 #include "weft/detail/exec/trace_ring.hpp"
+#include "weft/detail/sched_point.hpp"
+#include "weft/detail/sync/asymmetric_fence.hpp"
 #include "idle_workers.hpp"
 #include "native_thread.hpp"
 #include "weft/exec/pool_stats.hpp"
@@ -191,6 +193,8 @@ class PoolCore {
   // WorkStealingDeque::claim_bottom_if(): while it was out the deque looked
   // empty, and a thief may have gone to sleep). The fence, then the wake
   // rule (IdleWorkers::notify_for_own_push()).
+  // Inline up to the common case, nobody parked (every fork-join task
+  // passes here); the wake rule itself is out of line.
   void announce_own_push(Worker& w) noexcept;
 
  private:
@@ -253,6 +257,23 @@ inline void trace_event(Worker& w, TraceKind kind, std::int32_t peer = -1, Steal
 inline void count_wakes_sent(Worker& w, std::uint64_t n = 1) noexcept {
   bump(w.counters.wakeups_sent, n);
   trace_event(w, TraceKind::wake_sent);
+}
+
+inline void PoolCore::announce_own_push(Worker& w) noexcept {
+  sched_point();
+  // The push (store) must be ordered before reading the idle state (load),
+  // against a worker that announces sleep (RMW) and then rescans the
+  // queues: the store-load pattern of Dekker's mutual exclusion. Without it
+  // a pusher and a sleeper can miss each other. The light side of an
+  // asymmetric pair (the sleeper's heavy_fence() makes it a seq_cst fence
+  // in effect; a plain one where membarrier is not there):
+  // weft/detail/sync/asymmetric_fence.hpp.
+  light_fence();
+  // The first read notify_for_own_push() makes, and its first answer:
+  // with no worker parked there is nobody to wake (relaxed: ordered after
+  // the push by the fence above, as there).
+  if (idle_.sleeping_count() == 0) return;
+  if (idle_.notify_for_own_push(w.source)) count_wakes_sent(w);
 }
 
 // WEFT_TRACE (src/exec/trace.cpp): its path, read once (null: unset or

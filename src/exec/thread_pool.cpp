@@ -172,19 +172,6 @@ void PoolCore::push_or_discard(Source& s, TaskNode* t) {
   }
 }
 
-void PoolCore::announce_own_push(Worker& w) noexcept {
-  sched_point();
-  // The push (store) must be ordered before reading the idle state (load),
-  // against a worker that announces sleep (RMW) and then rescans the
-  // queues: the store-load pattern of Dekker's mutual exclusion. Without it
-  // a pusher and a sleeper can miss each other. The light side of an
-  // asymmetric pair (the sleeper's heavy_fence() makes it a seq_cst fence
-  // in effect; a plain one where membarrier is not there):
-  // weft/detail/sync/asymmetric_fence.hpp.
-  light_fence();
-  if (idle_.notify_for_own_push(w.source)) count_wakes_sent(w);
-}
-
 void PoolCore::push(TaskNode* t) {
   WorkerContext& ctx = this_worker();
   if (ctx.pool == this) {

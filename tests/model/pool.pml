@@ -52,7 +52,10 @@
  * that deque, whose size it reads after its push. It wakes whenever
  * notify_one() would, and also while fewer workers search than that size
  * and the searchers' bound lets one more search (a woken worker counts as
- * searching from its wake on, which on a VM can be a long while).
+ * searching from its wake on, which on a VM can be a long while). A fork
+ * of several tasks (invoke_fork()) pushes them all, then fences and runs
+ * the wake rule once: after any push but the last the worker may go on to
+ * the next push first.
  * verify also: -DWITH_OWN_PUSH
  *
  * (The code's nobody-searching branch only spares the size read: after a
@@ -64,6 +67,9 @@
  * -DBROKEN_OWN_PUSH: the worker's push drops notify_one()'s case and sizes
  * its deque before the push: with nobody searching it sees 0 tasks, wakes
  * nobody, and spin must find the task stranded with every worker parked.
+ * -DBROKEN_FORK: a fork runs the wake rule after its first push and not
+ * after the others (the fence before the fork's last push): spin must find
+ * a later task stranded with every worker parked.
  * -DBROKEN_RAMP: the ramp takes its sleepers off the list but leaves them
  * counted as sleeping (the woken worker is to count itself as searching):
  * spin must find the counters out of step with the list. *
@@ -213,10 +219,19 @@ proctype submitter() {
        q = queue;                                 /* sizes its deque before the push */
        queue++;
        notify_own_push(idx, q, maxs);
-#elif defined(WITH_OWN_PUSH)
-       queue++;                                   /* a worker's push to its own deque, then the fence */
-       q = queue;
-       notify_own_push(idx, q, maxs);
+#elif defined(WITH_OWN_PUSH) || defined(BROKEN_FORK)
+       queue++;                                   /* a worker's push to its own deque */
+#ifdef BROKEN_FORK
+       if
+       :: i == 0 -> q = queue; notify_own_push(idx, q, maxs)   /* after the fork's first push only */
+       :: else -> skip
+       fi;
+#else
+       if
+       :: i + 1 < NT -> skip                      /* a fork's next push first: one fence for all (invoke_fork()) */
+       :: true -> q = queue; notify_own_push(idx, q, maxs)   /* the fence, then the wake rule */
+       fi;
+#endif
 #else
        queue++;                                   /* push (then the seq_cst fence) */
        if
