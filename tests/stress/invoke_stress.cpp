@@ -71,14 +71,15 @@ void mark_leaves(weft::ThreadPool& pool, std::vector<std::atomic<int>>& slots, s
       });
 }
 
-// The same with parallel_invoke_n() and a fan-out of 2 to 20 per node
-// (more than kParallelInvokeInFrame go to the heap).
+// The same with parallel_invoke_n() and a fan-out of 2 to 80 per node:
+// up to kParallelInvokeInFrame (64) tasks in the frame, more on the heap.
 void mark_leaves_n(weft::ThreadPool& pool, std::vector<std::atomic<int>>& slots, std::size_t begin, std::size_t end) {
   if (end - begin == 1) {
     slots[begin].fetch_add(1, std::memory_order_relaxed);  // relaxed: read after the join, which orders it
     return;
   }
-  const std::size_t fan = 2 + (begin * 7 + end) % std::min<std::size_t>(19, end - begin);  // 2 to 20
+  static_assert(weft::kParallelInvokeInFrame < 80, "both kinds of storage");
+  const std::size_t fan = 2 + (begin * 7 + end) % std::min<std::size_t>(79, end - begin);  // 2 to 80
   const std::size_t step = (end - begin + fan - 1) / fan;
   const std::size_t parts = (end - begin + step - 1) / step;
   weft::parallel_invoke_n(pool, parts, [&](std::size_t i) {

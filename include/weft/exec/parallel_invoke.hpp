@@ -111,8 +111,8 @@ void parallel_invoke(ThreadPool& pool, F&& first, Fs&&... rest) {
 }
 
 /// How many of parallel_invoke_n()'s handed-off calls live in the caller's
-/// frame on a worker; more go to one allocation.
-inline constexpr std::size_t kParallelInvokeInFrame = 8;
+/// stack frame, in room sized to the call; more go to one allocation.
+inline constexpr std::size_t kParallelInvokeInFrame = 64;
 
 /// Calls f(0), f(1), ..., f(n - 1) at once, f(n - 1) on the calling thread
 /// and the others on the pool (oldest first to thieves, as a TaskGroup's
@@ -133,13 +133,23 @@ void parallel_invoke_n(ThreadPool& pool, std::size_t n, F&& f) {
     throw std::length_error("weft::parallel_invoke_n: " + std::to_string(n) + " calls cannot be counted in memory");
   const auto here = [&f, handed] { f(handed); };
   // Storage for the tasks only where they will be forked (a worker of the
-  // pool; asked first only when it would be an allocation).
+  // pool; asked first only when it would be an allocation). In the frame,
+  // exactly `handed` tasks' room (alloca(): freed when this call returns,
+  // as the tasks are), so a tree node with 9 children (skynet) costs no
+  // allocation and one with 2 no more stack than it needs; a fixed array
+  // would have to be sized for the widest node at every level of a deep
+  // recursion. Never more than kParallelInvokeInFrame tasks' room (3.5 KiB).
   if (handed <= kParallelInvokeInFrame || pool.is_worker()) {
-    alignas(detail::InvokeTask) std::byte in_frame[kParallelInvokeInFrame * sizeof(detail::InvokeTask)];
     std::unique_ptr<std::byte[]> on_heap;  // new[]'s alignment covers InvokeTask's
-    if (handed > kParallelInvokeInFrame)
+    void* room = nullptr;
+    if (handed > kParallelInvokeInFrame) {
       on_heap = std::make_unique_for_overwrite<std::byte[]>(handed * sizeof(detail::InvokeTask));
-    const detail::InvokeTasks tasks(on_heap ? on_heap.get() : in_frame, handed, &detail::invoke_call_n<F>,
+      room = on_heap.get();
+    } else {
+      static_assert(alignof(detail::InvokeTask) <= alignof(std::max_align_t), "alloca()'s alignment");
+      room = __builtin_alloca(handed * sizeof(detail::InvokeTask));
+    }
+    const detail::InvokeTasks tasks(room, handed, &detail::invoke_call_n<F>,
                                     const_cast<void*>(static_cast<const void*>(std::addressof(f))));
     if (detail::invoke_in_frame(pool, tasks.data(), handed, here)) return;
   }
