@@ -2,7 +2,11 @@
 
 #include <stdexcept>
 
+#include "weft/detail/exec/fault_injection.hpp"
+
 namespace weft::detail {
+
+std::atomic<DequeGrowHook> g_deque_grow_hook{nullptr};
 
 WorkStealingDeque::WorkStealingDeque(std::int64_t capacity) {
   if (capacity < 2 || (capacity & (capacity - 1)) != 0)
@@ -14,6 +18,8 @@ WorkStealingDeque::WorkStealingDeque(std::int64_t capacity) {
 WorkStealingDeque::~WorkStealingDeque() = default;
 
 WorkStealingDeque::Array* WorkStealingDeque::grow(Array* a, std::int64_t t, std::int64_t b) {
+  // relaxed: a test's hook, set before the pushes it is meant for.
+  if (DequeGrowHook hook = g_deque_grow_hook.load(std::memory_order_relaxed)) hook();
   auto bigger = std::make_unique<Array>((a->mask + 1) * 2);
   // relaxed: the owner copies its own slots; the release store of array_
   // below publishes the copies to thieves.

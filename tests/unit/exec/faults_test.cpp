@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "sanitizers.hpp"
 #include "throws.hpp"
@@ -22,6 +23,7 @@
 #include "future_support.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/parallel_for.hpp"
+#include "weft/exec/parallel_invoke.hpp"
 #include "weft/exec/task_graph.hpp"
 #include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
@@ -113,6 +115,44 @@ TEST(PoolFaults, BadAllocInsideTasksReachesTheWaiter) {
   weft::parallel_for(pool, 0, 100, [&](int) { n.fetch_add(1); });
   EXPECT_EQ(n.load(), 100);
   EXPECT_EQ(pool.submit([] { return 1; }).get(), 1);
+}
+
+// A worker's fork that cannot grow its deque (out of memory) part way
+// through its pushes: the tasks it pushed run, each once, the others and
+// the caller's own share never, the error reaches the caller, and the
+// pool stays usable.
+TEST(PoolFaults, AForkWhoseDequeCannotGrowRunsWhatItPushedAndThrows) {
+  weft::test::Watchdog dog("deque growth failure");
+  // One worker: no thief takes a task during the pushes, so the deque's
+  // 256 slots fill and it must grow.
+  weft::ThreadPool pool(workers(1));
+  // More than a fresh deque's 256 slots, and more than the frame holds.
+  constexpr std::size_t kN = 600;
+  static_assert(kN > weft::kParallelInvokeInFrame + 1);
+  std::vector<std::atomic<int>> ran(kN);
+  struct Hook {
+    Hook() { weft::detail::g_deque_grow_hook.store(&fail); }
+    ~Hook() { weft::detail::g_deque_grow_hook.store(nullptr); }
+    static void fail() { throw std::bad_alloc(); }
+  };
+  {
+    const Hook hook;
+    auto fork = pool.submit([&] { weft::parallel_invoke_n(pool, kN, [&](std::size_t i) { ran[i].fetch_add(1); }); });
+    // get_remote(): the worker runs it (get() could run it here, off the pool).
+    EXPECT_THROW(weft::detail::get_remote(fork), std::bad_alloc);
+  }
+  // The pushed tasks are the oldest: the 256 that fit before the growth,
+  // each run once; the rest never ran.
+  std::size_t pushed = 0;
+  while (pushed < kN && ran[pushed].load() == 1) ++pushed;
+  EXPECT_EQ(pushed, 256U);
+  for (std::size_t i = pushed; i < kN; ++i) EXPECT_EQ(ran[i].load(), 0) << "index " << i;
+
+  std::atomic<int> n{0};
+  auto again = pool.submit([&] { weft::parallel_invoke_n(pool, kN, [&](std::size_t) { n.fetch_add(1); }); });
+  weft::detail::get_remote(again);
+  EXPECT_EQ(n.load(), static_cast<int>(kN));
+  pool.wait_idle();
 }
 
 // An outside thread that cannot set up its injection deque (out of memory,

@@ -21,6 +21,13 @@ extern std::atomic<WorkerStartHook> g_worker_start_hook;
 using InjectorHook = void (*)();
 extern std::atomic<InjectorHook> g_injector_hook;
 
+// Called by a work-stealing deque just before it grows (doubles its
+// array). A test that throws std::bad_alloc from it sees what a real
+// failure to grow does: the push that needed the room throws, its task not
+// queued. Null, and one relaxed load per growth, in normal use.
+using DequeGrowHook = void (*)();
+extern std::atomic<DequeGrowHook> g_deque_grow_hook;
+
 // While true, weft::AsyncFile's io_uring rings keep the kernel's eventfd
 // signals off, as if every signal were lost in the window the submitters'
 // toggling leaves (src/aio/async_file.cpp): a completion that the
