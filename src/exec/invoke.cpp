@@ -66,6 +66,21 @@ bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
   return true;
 }
 
+bool invoke_take_back(InvokeTask* t) noexcept {
+  // invoke_fork() pushed it from this thread as a worker (or the seat's
+  // guest), which it still is: its own deque.
+  Worker& w = *this_worker().worker;
+  if (w.source.deque.pop_if([t](const TaskNode* x) { return x == t; }) == nullptr) return false;
+  // Counted before it runs, inside the running task, which is itself not
+  // yet counted: the pool never looks idle meanwhile.
+  count_completed(w.completed);
+  return true;
+}
+
+void invoke_wait(InvokeTask* tasks, std::size_t n) noexcept {
+  for (std::size_t i = 0; i < n; ++i) block_on(tasks[i].state, &invoke_done, InvokeTask::kWaiter, true);
+}
+
 void invoke_join(InvokeTask* tasks, std::size_t n) noexcept {
   // invoke_fork() pushed them from this thread as a worker (or the seat's
   // guest), which it still is: its own deque, looked up once.
@@ -78,16 +93,14 @@ void invoke_join(InvokeTask* tasks, std::size_t n) noexcept {
   while (left > 0) {
     InvokeTask* const t = &tasks[left - 1];
     if (d.pop_if([t](const TaskNode* x) { return x == t; }) == nullptr) break;
-    // Counted before it runs, inside the running task, which is itself not
-    // yet counted: the pool never looks idle meanwhile.
-    count_completed(w.completed);
+    count_completed(w.completed);  // as in invoke_take_back()
     t->run_here();
     --left;
   }
   // The rest were taken, or lie under a task queued above them (the first
   // function may have posted one): wait for their units, helping, which
   // may run them here through execute_stolen().
-  for (std::size_t i = 0; i < left; ++i) block_on(tasks[i].state, &invoke_done, InvokeTask::kWaiter, true);
+  invoke_wait(tasks, left);
 }
 
 }  // namespace weft::detail

@@ -1,6 +1,7 @@
 /* parallel_invoke's join on a worker (include/weft/detail/exec/invoke_task.hpp,
- * src/exec/invoke.cpp: invoke_fork, invoke_join, InvokeTask::execute_stolen;
- * src/exec/help.cpp: take_own_newest_in, block_on), checked with spin.
+ * src/exec/invoke.cpp: invoke_fork, invoke_join or its halves
+ * invoke_take_back and invoke_wait, InvokeTask::execute_stolen;
+ * src/exec/help.cpp: block_on), checked with spin.
  *
  * The owner pushed N tasks, oldest first, onto its own deque; they live in
  * its stack frame. Each has a word: one unit (UNIT) and a waiter bit. The

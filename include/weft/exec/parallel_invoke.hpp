@@ -51,11 +51,12 @@ template <class G>
 void invoke_call_n(void* f, std::size_t index) {
   (*static_cast<std::remove_reference_t<G>*>(f))(index);
 }
-// On a worker of `pool`: forks tasks[0..n), runs here(), joins, then
-// rethrows the first handed-off error in order, else here()'s. False, with
-// nothing done, anywhere else.
-template <class Here>
-bool invoke_in_frame(ThreadPool& pool, InvokeTask* tasks, std::size_t n, Here&& here) {
+// On a worker of `pool`: forks tasks[0..n), runs here(), joins (join(),
+// which returns once every task has run), then rethrows the first
+// handed-off error in order, else here()'s. False, with nothing done,
+// anywhere else.
+template <class Here, class Join>
+bool invoke_in_frame(ThreadPool& pool, InvokeTask* tasks, std::size_t n, Here&& here, Join&& join) {
   if (!invoke_fork(pool, tasks, n)) return false;
   std::exception_ptr mine;
   try {
@@ -63,7 +64,7 @@ bool invoke_in_frame(ThreadPool& pool, InvokeTask* tasks, std::size_t n, Here&& 
   } catch (...) {
     mine = std::current_exception();  // still join: the tasks reference the caller's functions
   }
-  invoke_join(tasks, n);
+  join();
   for (std::size_t i = 0; i < n; ++i)
     if (tasks[i].error) std::rethrow_exception(tasks[i].error);
   if (mine) std::rethrow_exception(mine);
@@ -103,7 +104,27 @@ void parallel_invoke(ThreadPool& pool, F&& first, Fs&&... rest) {
       // The tasks live in this frame (weft/detail/exec/invoke_task.hpp).
       std::array<detail::InvokeTask, sizeof...(Fs)> tasks{detail::InvokeTask(
           &detail::invoke_call<Fs>, const_cast<void*>(static_cast<const void*>(std::addressof(rest))))...};
-      if (detail::invoke_in_frame(pool, tasks.data(), tasks.size(), here)) return;
+      // One handed-off function (the common two-way fork): invoke_join()
+      // in its halves, so that the task, taken back, runs by a direct call
+      // the compiler can inline rather than through its function pointer.
+      // (For more, the library's loop: a call per task taken back would
+      // cost more than the pointer saves.)
+      const auto join = [&] {
+        if constexpr (sizeof...(Fs) == 1) {
+          if (detail::invoke_take_back(&tasks[0])) {
+            try {
+              (std::forward<Fs>(rest)(), ...);
+            } catch (...) {
+              tasks[0].error = std::current_exception();
+            }
+          } else {
+            detail::invoke_wait(tasks.data(), 1);
+          }
+        } else {
+          detail::invoke_join(tasks.data(), tasks.size());
+        }
+      };
+      if (detail::invoke_in_frame(pool, tasks.data(), tasks.size(), here, join)) return;
     }
     detail::invoke_in_group(
         pool, [&](TaskGroup& g) { (g.run([&r = rest] { std::forward<Fs>(r)(); }), ...); }, here);
@@ -151,7 +172,8 @@ void parallel_invoke_n(ThreadPool& pool, std::size_t n, F&& f) {
     }
     const detail::InvokeTasks tasks(room, handed, &detail::invoke_call_n<F>,
                                     const_cast<void*>(static_cast<const void*>(std::addressof(f))));
-    if (detail::invoke_in_frame(pool, tasks.data(), handed, here)) return;
+    const auto join = [&tasks, handed] { detail::invoke_join(tasks.data(), handed); };
+    if (detail::invoke_in_frame(pool, tasks.data(), handed, here, join)) return;
   }
   detail::invoke_in_group(
       pool, [&f, handed](TaskGroup& g) {

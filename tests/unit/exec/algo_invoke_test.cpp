@@ -12,6 +12,7 @@
 #include "algo_support.hpp"
 #include "fork_join.hpp"
 #include "watchdog.hpp"
+#include "weft/detail/exec/remote_wait.hpp"
 #include "weft/exec/default_pool.hpp"
 #include "weft/topo/topology.hpp"
 
@@ -48,6 +49,47 @@ TEST(ParallelInvoke, EveryFunctionRunsEvenWhenOneThrows) {
   int x = 0;
   weft::parallel_invoke(pool, [&] { x = 1; }, [] {});
   EXPECT_EQ(x, 1);
+}
+
+// Two functions on a worker, the fork in the frame: both run whatever
+// either throws, and the handed-off function's exception wins over the
+// first function's. One worker, so the handed-off task always comes back
+// to the forking worker and runs there, by the direct call.
+TEST(ParallelInvoke, OnAWorkerBothRunAndTheHandedOffErrorWins) {
+  weft::ThreadPool pool(workers(1));
+  struct FirstError : std::runtime_error {
+    FirstError() : std::runtime_error("first") {}
+  };
+  struct HandedError : std::runtime_error {
+    HandedError() : std::runtime_error("handed off") {}
+  };
+  for (int throws = 0; throws < 4; ++throws) {  // bit 0: the first function, bit 1: the handed-off one
+    std::atomic<int> ran{0};
+    std::atomic<bool> on_worker{true};
+    auto fork = pool.submit([&] {
+      weft::parallel_invoke(
+          pool,
+          [&] {
+            ran.fetch_add(1);
+            if ((throws & 1) != 0) throw FirstError();
+          },
+          [&] {
+            ran.fetch_add(1);
+            if (!pool.is_worker()) on_worker = false;
+            if ((throws & 2) != 0) throw HandedError();
+          });
+    });
+    // get_remote(): the worker runs the fork (get() could run it here, off the pool).
+    if ((throws & 2) != 0) {
+      EXPECT_THROW(weft::detail::get_remote(fork), HandedError) << throws;
+    } else if ((throws & 1) != 0) {
+      EXPECT_THROW(weft::detail::get_remote(fork), FirstError) << throws;
+    } else {
+      EXPECT_NO_THROW(weft::detail::get_remote(fork));
+    }
+    EXPECT_EQ(ran.load(), 2) << throws;
+    EXPECT_TRUE(on_worker.load()) << throws;
+  }
 }
 
 TEST(ParallelInvoke, NestsToAnyDepthOnAOneWorkerPool) {

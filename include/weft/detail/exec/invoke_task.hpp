@@ -96,5 +96,13 @@ bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n);
 // ones still at the bottom of this worker's deque here, the others where
 // they were taken (this thread helps meanwhile).
 void invoke_join(InvokeTask* tasks, std::size_t n) noexcept;
+// invoke_join()'s two halves, for a caller that runs a task it takes back
+// itself (a direct call instead of the task's pointer): invoke_take_back()
+// takes t back if it is still the newest task on this worker's deque (it
+// then counts as run: the caller must run it, and must not touch its word);
+// false if a thief took it or another task lies above it. invoke_wait()
+// returns once the units of tasks[0..n) are off, helping meanwhile.
+[[nodiscard]] bool invoke_take_back(InvokeTask* t) noexcept;
+void invoke_wait(InvokeTask* tasks, std::size_t n) noexcept;
 
 }  // namespace weft::detail
