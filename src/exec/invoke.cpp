@@ -66,11 +66,23 @@ bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
   return true;
 }
 
+namespace {
+// Pops t if it is still the newest task on w's deque (pop_exactly()); a
+// task queued above it, popped in its place, is pushed back and announced.
+bool take_own(PoolCore& pool, Worker& w, InvokeTask* t) noexcept {
+  bool pushed_back = false;
+  if (w.source.deque.pop_exactly(t, pushed_back)) return true;
+  if (pushed_back) pool.announce_own_push(w);
+  return false;
+}
+}  // namespace
+
 bool invoke_take_back(InvokeTask* t) noexcept {
   // invoke_fork() pushed it from this thread as a worker (or the seat's
   // guest), which it still is: its own deque.
-  Worker& w = *this_worker().worker;
-  if (w.source.deque.pop_if([t](const TaskNode* x) { return x == t; }) == nullptr) return false;
+  WorkerContext& ctx = this_worker();
+  Worker& w = *ctx.worker;
+  if (!take_own(*ctx.pool, w, t)) return false;
   // Counted before it runs, inside the running task, which is itself not
   // yet counted: the pool never looks idle meanwhile.
   count_completed(w.completed);
@@ -84,15 +96,15 @@ void invoke_wait(InvokeTask* tasks, std::size_t n) noexcept {
 void invoke_join(InvokeTask* tasks, std::size_t n) noexcept {
   // invoke_fork() pushed them from this thread as a worker (or the seat's
   // guest), which it still is: its own deque, looked up once.
-  Worker& w = *this_worker().worker;
-  WorkStealingDeque& d = w.source.deque;
+  WorkerContext& ctx = this_worker();
+  Worker& w = *ctx.worker;
   // Newest first: a task still at the bottom of this worker's deque is
-  // taken back (pop_if(): no thief can have it after) and run here; its
-  // word is nobody else's, so it is not touched.
+  // taken back (the pop decides: no thief can have it after) and run here;
+  // its word is nobody else's, so it is not touched.
   std::size_t left = n;
   while (left > 0) {
     InvokeTask* const t = &tasks[left - 1];
-    if (d.pop_if([t](const TaskNode* x) { return x == t; }) == nullptr) break;
+    if (!take_own(*ctx.pool, w, t)) break;
     count_completed(w.completed);  // as in invoke_take_back()
     t->run_here();
     --left;

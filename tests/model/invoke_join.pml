@@ -6,8 +6,8 @@
  * The owner pushed N tasks, oldest first, onto its own deque; they live in
  * its stack frame. Each has a word: one unit (UNIT) and a waiter bit. The
  * owner runs its first function, then joins: newest first, it takes back
- * each task still at the bottom of its deque (pop_if(): the pop, not the
- * look, decides against a thief) and runs it in place without touching
+ * each task still at the bottom of its deque (pop_exactly(): the pop
+ * decides against a thief) and runs it in place without touching
  * the word. For every task left (a thief took it, or it lies under one
  * that did not come back) it waits: while the unit is there it may help
  * (take its newest queued task and run it as a thief would), or set the
@@ -22,7 +22,10 @@
  * The first function may have posted a task of its own (either choice is
  * explored): it sits above the invoke tasks, so the owner's take-back stops
  * at once and its waits must help, running it and then its own tasks
- * through the finish a thief would do.
+ * through the finish a thief would do. (The code's take-back pops the
+ * posted task and pushes it back, one step here: while it is out no thief
+ * can take it, and the push-back is announced as any push is, which
+ * tests/model/pool.pml checks.)
  *
  * Checked:
  *  - every task runs exactly once, and all have run when the owner returns;

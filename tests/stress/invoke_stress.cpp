@@ -145,34 +145,45 @@ TEST(InvokeStress, ExceptionsFromStolenTasksReachTheJoinAndNothingIsSkipped) {
 }
 
 // The first function posts tasks, so the handed-off task is no longer the
-// newest in the deque when the join comes: the join waits for it (helping)
-// instead of taking it back.
+// newest in the deque when the join comes: the join pops the posted task,
+// puts it back, and waits for its own (helping) instead of taking it back.
+// On one worker nobody else can run either: the helping wait must.
 TEST(InvokeStress, AJoinUnderPostedTasksWaitsForTheRest) {
   weft::test::Watchdog dog("invoke under posts");
   const auto rounds = weft::test::stress_count(2000, 500);
-  weft::ThreadPool pool(weft::PoolOptions{.workers = 2});
-  std::atomic<long> posted{0};
-  std::atomic<long> handed{0};
-  on_a_worker(pool, [&] {
-    for (std::int64_t r = 0; r < rounds; ++r) {
-      int first = 0;
-      int second = 0;
-      weft::parallel_invoke(
-          pool,
-          [&] {
-            pool.post([&posted] { posted.fetch_add(1, std::memory_order_relaxed); });
-            ++first;
-          },
-          [&] {
-            handed.fetch_add(1, std::memory_order_relaxed);
-            ++second;
-          });
-      EXPECT_EQ(first + second, 2);
-    }
-  });
-  pool.wait_idle();
-  EXPECT_EQ(posted.load(), rounds);
-  EXPECT_EQ(handed.load(), rounds);
+  for (int workers : {1, 2}) {
+    weft::ThreadPool pool(weft::PoolOptions{.workers = workers});
+    std::atomic<long> posted{0};
+    std::atomic<long> handed{0};
+    on_a_worker(pool, [&] {
+      for (std::int64_t r = 0; r < rounds; ++r) {
+        int first = 0;
+        int second = 0;
+        weft::parallel_invoke(
+            pool,
+            [&] {
+              pool.post([&posted] { posted.fetch_add(1, std::memory_order_relaxed); });
+              ++first;
+            },
+            [&] {
+              handed.fetch_add(1, std::memory_order_relaxed);
+              ++second;
+            });
+        EXPECT_EQ(first + second, 2);
+        // The same under parallel_invoke_n()'s join loop: f(2) runs here.
+        std::atomic<int> calls{0};  // the calls may run on either worker at once
+        weft::parallel_invoke_n(pool, 3, [&](std::size_t i) {
+          if (i == 2) pool.post([&posted] { posted.fetch_add(1, std::memory_order_relaxed); });
+          handed.fetch_add(1, std::memory_order_relaxed);
+          calls.fetch_add(1, std::memory_order_relaxed);  // relaxed: read after the join, which orders it
+        });
+        EXPECT_EQ(calls.load(std::memory_order_relaxed), 3);
+      }
+    });
+    pool.wait_idle();
+    EXPECT_EQ(posted.load(), 2 * rounds) << workers << " workers";
+    EXPECT_EQ(handed.load(), 4 * rounds) << workers << " workers";
+  }
 }
 
 // Tasks of a group fork with parallel_invoke, and both halves run() more

@@ -61,6 +61,28 @@ TEST(WorkStealingDeque, ClaimBottomIfKeepsWhatItWantsAndPutsTheRestBackInOrder) 
   EXPECT_TRUE(d.empty());
 }
 
+TEST(WorkStealingDeque, PopExactlyTakesOnlyTheTaskAskedForAndPutsAnOtherBack) {
+  weft::detail::WorkStealingDeque d(4);
+  auto tasks = make_tasks(3);
+  for (auto& t : tasks) d.push(&t);
+  bool pushed_back = false;
+  // The newest is tasks[2]: asked for tasks[1], it goes back where it was.
+  EXPECT_FALSE(d.pop_exactly(&tasks[1], pushed_back));
+  EXPECT_TRUE(pushed_back);
+  EXPECT_EQ(d.size(), 3);
+  EXPECT_TRUE(d.pop_exactly(&tasks[2], pushed_back));
+  EXPECT_FALSE(pushed_back);
+  // A thief takes tasks[0]; tasks[1] is still the owner's to take.
+  weft::detail::TaskNode* x = nullptr;
+  ASSERT_EQ(d.steal(x), weft::detail::Steal::success);
+  EXPECT_EQ(x, &tasks[0]);
+  EXPECT_TRUE(d.pop_exactly(&tasks[1], pushed_back));
+  // Empty: nothing taken, nothing put back.
+  EXPECT_FALSE(d.pop_exactly(&tasks[0], pushed_back));
+  EXPECT_FALSE(pushed_back);
+  EXPECT_TRUE(d.empty());
+}
+
 TEST(WorkStealingDeque, GrowsPastItsCapacity) {
   weft::detail::WorkStealingDeque d(2);
   auto tasks = make_tasks(1000);
