@@ -191,11 +191,12 @@ class WorkStealingDeque {
   // common answer in a fork-join's join, which expects its own task back):
   // pop_if() without the look before the pop, whose loads the pop makes
   // again. Any other task popped instead (one queued above t) is pushed
-  // back at the bottom, in its order, and `pushed_back` says so: while it
-  // was out the deque may have looked empty to a thief, so a caller in a
-  // pool announces it as a push (PoolCore::announce_own_push()). False with
-  // nothing pushed back if the deque was empty or a thief took the last
-  // task first. Reads no task (compares the pointer), as pop_if()'s wanted.
+  // back at the bottom, in its order (no growth: the pop made the room),
+  // and `pushed_back` says so: while it was out the deque may have looked
+  // empty to a thief, so a caller in a pool announces it as a push
+  // (PoolCore::announce_own_push()). False with nothing pushed back if the
+  // deque was empty or a thief took the last task first. Reads no task
+  // (compares the pointer), as pop_if()'s wanted.
   [[nodiscard]] bool pop_exactly(const TaskNode* t, bool& pushed_back) {
     pushed_back = false;
     TaskNode* const x = pop();
