@@ -83,6 +83,22 @@ TEST(WorkStealingDeque, PopExactlyTakesOnlyTheTaskAskedForAndPutsAnOtherBack) {
   EXPECT_TRUE(d.empty());
 }
 
+TEST(WorkStealingDeque, PushNIsNPushesAndGrowsFirst) {
+  weft::detail::WorkStealingDeque d(4);
+  auto tasks = make_tasks(11);
+  d.push(&tasks[0]);
+  // Ten more into a deque of 4 slots: it grows (twice) before they go in.
+  d.push_n(10, [&](std::int64_t i) { return &tasks[static_cast<std::size_t>(i) + 1]; });
+  EXPECT_EQ(d.size(), 11);
+  weft::detail::TaskNode* x = nullptr;
+  ASSERT_EQ(d.steal(x), weft::detail::Steal::success);
+  EXPECT_EQ(x, &tasks[0]);
+  ASSERT_EQ(d.steal(x), weft::detail::Steal::success);
+  EXPECT_EQ(x, &tasks[1]);
+  for (std::size_t i = 10; i >= 2; --i) EXPECT_EQ(d.pop(), &tasks[i]) << i;
+  EXPECT_TRUE(d.empty());
+}
+
 TEST(WorkStealingDeque, GrowsPastItsCapacity) {
   weft::detail::WorkStealingDeque d(2);
   auto tasks = make_tasks(1000);

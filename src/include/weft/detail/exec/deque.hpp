@@ -59,6 +59,24 @@ class WorkStealingDeque {
     bottom_.store(b + 1, std::memory_order_release);
   }
 
+  // Owner only: pushes get(0), ..., get(n - 1), oldest first: what n
+  // push()es leave, with one release of bottom_ for all of them (a thief
+  // sees them together, never a part). Grows first if they do not fit, so
+  // a growth that throws (std::bad_alloc) pushes none of them.
+  template <class Get>
+  void push_n(std::int64_t n, Get&& get) {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    // acquire: pairs with thieves' CAS on top_, so slots they took are free to reuse.
+    const std::int64_t t_ = top_.load(std::memory_order_acquire);
+    Array* a = array_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    while (b + n - t_ > a->mask + 1) a = grow(a, t_, b);
+    sched_point();
+    for (std::int64_t i = 0; i < n; ++i) a->slot(b + i).store(get(i), std::memory_order_relaxed);  // relaxed: as in push()
+    sched_point();
+    // release: a thief that reads the new bottom (acquire) sees the slots and the tasks' contents.
+    bottom_.store(b + n, std::memory_order_release);
+  }
+
   // Owner only: the most recently pushed task, or nullptr.
   TaskNode* pop() {
     const Bottom r = reserve_bottom();
