@@ -130,6 +130,9 @@ TEST(PoolFaults, AForkWhoseDequeCannotGrowRunsNothingAndThrows) {
   constexpr std::size_t kN = 600;
   static_assert(kN > weft::kParallelInvokeInFrame + 1);
   std::vector<std::atomic<int>> ran(kN);
+  // seq_cst (the default) on the hook: set before the submit whose task
+  // reads it and cleared after that task's failure came back; any order
+  // would do, the submit and get order them.
   struct Hook {
     Hook() { weft::detail::g_deque_grow_hook.store(&fail); }
     ~Hook() { weft::detail::g_deque_grow_hook.store(nullptr); }

@@ -55,7 +55,8 @@ struct InvokeTask : TaskNode {
   // joiner may return, and the frame holding the task go, as soon as the
   // unit is off, so the wake uses only the word's address.
   static void execute_stolen(TaskNode* t) noexcept;
-  // A push that failed (the deque could not grow): never ran, nobody waits.
+  // The discard every TaskNode has; nothing discards an InvokeTask
+  // (invoke.cpp says why). Takes the unit off, as a run would.
   static void discard_unrun(TaskNode* t) noexcept;
 
   std::atomic<std::uint32_t> state{kUnit};
@@ -88,9 +89,8 @@ class InvokeTasks {
 
 // Pushes tasks[0..n) onto the calling worker's deque, oldest first, if the
 // calling thread is a worker of `pool` (ThreadPool::is_worker(), tested here
-// in the same call: false, and nothing pushed, if not). If a push throws
-// (std::bad_alloc growing the deque), joins the tasks pushed before it and
-// rethrows.
+// in the same call: false, and nothing pushed, if not). If the deque cannot
+// grow to hold them (std::bad_alloc), pushes none of them and rethrows.
 bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n);
 // Returns once every task of tasks[0..n) has run, each exactly once: the
 // ones still at the bottom of this worker's deque here, the others where

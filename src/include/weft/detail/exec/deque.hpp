@@ -71,7 +71,8 @@ class WorkStealingDeque {
     Array* a = array_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
     while (b + n - t_ > a->mask + 1) a = grow(a, t_, b);
     sched_point();
-    for (std::int64_t i = 0; i < n; ++i) a->slot(b + i).store(get(i), std::memory_order_relaxed);  // relaxed: as in push()
+    // relaxed: published by the release below, as in push().
+    for (std::int64_t i = 0; i < n; ++i) a->slot(b + i).store(get(i), std::memory_order_relaxed);
     sched_point();
     // release: a thief that reads the new bottom (acquire) sees the slots and the tasks' contents.
     bottom_.store(b + n, std::memory_order_release);
