@@ -37,8 +37,7 @@
 /// in some order for parallel_sort (std::sort does not promise that: its
 /// insertion phase holds an element outside the range), and unspecified
 /// (valid, moved-from) values for the stable sort. The pool stays usable.
-/// A call from inside a pool task works,
-/// even on one worker.
+/// A call from inside a pool task works, even on one worker.
 ///
 /// Stopping: both take an optional std::stop_token last. A chunk is one
 /// partition pass or one serial sort below the cutoff (parallel_sort); one
@@ -129,13 +128,7 @@ std::pair<It, It> partition_step(It lo, It hi, Comp& comp, bool has_floor) {
   return {mid - 1, mid};
 }
 
-// A leaf's serial sort where comp may throw. std::sort holds an element
-// outside the range while its insertion and heap phases shift the others,
-// so a comparison that throws then loses that element and leaves another
-// twice. Here elements are only swapped, or the one held is put back before
-// the throw goes on: after a throw the range holds every element once. Partitions as the
-// parallel levels do, runs of up to kInsertionSortMax by insertion, and a
-// heap sort by swaps once depth_left is spent (O(n log n) at worst).
+// serial_sort()'s runs of up to this many elements go to insertion_sort().
 inline constexpr std::ptrdiff_t kInsertionSortMax = 16;
 
 template <class It, class Comp>
@@ -177,6 +170,14 @@ void heap_sort(It lo, It hi, Comp& comp) {
   }
 }
 
+// A leaf's serial sort where comp may throw. std::sort holds an element
+// outside the range while its insertion and heap phases shift the others,
+// so a comparison that throws then loses that element and leaves another
+// twice. Here elements are only swapped, or the one held is put back
+// before the throw goes on: after a throw the range holds every element
+// once. Partitions as the parallel levels do, runs of up to
+// kInsertionSortMax by insertion, and a heap sort by swaps once depth_left
+// is spent (O(n log n) at worst).
 template <class It, class Comp>
 void serial_sort(It lo, It hi, Comp& comp, int depth_left, bool has_floor) {
   while (hi - lo > kInsertionSortMax) {

@@ -162,7 +162,7 @@ TEST(ParallelSort, TheThrowSafeLeafSortMatchesStdSort) {
 // shift them): wherever it lands, the range still holds every element once.
 // std::sort holds an element outside the range while it shifts others, so
 // a leaf sorted by it lost that element when the throw came then (seen
-// once in a few full runs of the test above).
+// once in a few full runs of ComparatorExceptionsReachTheCallerAndNothingIsLost).
 TEST(ParallelSort, AThrowAtAnyComparisonOfALeafLosesNoElement) {
   weft::ThreadPool pool(workers(1));
   const auto v = weft::test::random_values(600, 50);
@@ -212,7 +212,8 @@ TEST(ParallelSort, ComparatorExceptionsReachTheCallerAndNothingIsLost) {
   const long n_calls = calls.load();
   // The stable sort's calls at the same three points (its own count: a
   // merge sort compares more): the third lands in the last merges.
-  const std::array<std::pair<long, long>, 3> ks{{{1L, 1L}, {n_calls / 2, 100'000L}, {n_calls - n_calls / 16, 2'500'000L}}};
+  const std::array<std::pair<long, long>, 3> ks{
+      {{1L, 1L}, {n_calls / 2, 100'000L}, {n_calls - n_calls / 16, 2'500'000L}}};
   for (const auto& [k, k_stable] : ks) {
     EXPECT_EQ(sorted_after_a_throw_at(pool, v, k), want) << k;  // every element still there, once
     {
