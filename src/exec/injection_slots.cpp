@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace weft::detail {
 
@@ -122,6 +123,18 @@ Steal InjectionSlots::steal(std::uint64_t start, TaskNode** out, std::int64_t ma
     }
   }
   return retry ? Steal::retry : Steal::empty;
+}
+
+void InjectionSlots::wait_for_pushers() const noexcept {
+  const int made = made_.load(std::memory_order_acquire);  // acquire: see the Sources made
+  for (int slot = 0; slot < made; ++slot) {
+    // acquire: pairs with the pusher's release as it leaves push(), so its
+    // uses of the pool happen before the caller frees it. A push whose task
+    // completed set the flag before the task was pushed, which happens
+    // before the completion the caller waited for: a true that is still to
+    // come is never missed.
+    while (source(slot).pushing.load(std::memory_order_acquire)) std::this_thread::yield();
+  }
 }
 
 std::uint64_t InjectionSlots::pushed() const noexcept {

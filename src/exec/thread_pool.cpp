@@ -196,13 +196,26 @@ void PoolCore::push(TaskNode* t) {
     throw;
   }
   Source& s = *in.source;
+  // s.pushing from here to our last use of the pool (shutdown() waits for
+  // it), and a borrowed slot given back after it: its next holder sets the
+  // flag itself. A borrowed slot's table is held meanwhile, since the pool
+  // that owns it may be freed once the flag is down.
+  struct Pushing {
+    Source& s;
+    std::shared_ptr<InjectionSlots> borrowed_from;
+    int slot;
+    ~Pushing() {
+      // release: our uses of the pool before it, before shutdown()'s acquire.
+      s.pushing.store(false, std::memory_order_release);
+      if (borrowed_from) borrowed_from->release(slot);
+    }
+  };
+  // relaxed: published with the task (the deque's release of bottom), which
+  // happens before the task's completion that shutdown() waits for.
+  s.pushing.store(true, std::memory_order_relaxed);
+  const Pushing pushing{s, in.borrowed ? injection_ : nullptr, in.slot};
   bump(s.pushed);
-  try {
-    push_or_discard(s, t);
-  } catch (...) {
-    if (in.borrowed) injection_->release(in.slot);
-    throw;
-  }
+  push_or_discard(s, t);
   sched_point();
   // seq_cst fence: as above, against shutdown() (either shutdown's fence
   // comes later and its quiescence check sees this push, or we see
@@ -217,15 +230,13 @@ void PoolCore::push(TaskNode* t) {
     if (x == t) {
       // relaxed: owner-written counter, read by quiescent() after its seq_cst fence.
       s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-      if (in.borrowed) injection_->release(in.slot);
       t->discard(t);
       throw std::runtime_error("weft::ThreadPool: submit to a pool that is shut down");
     }
     // A worker already took it: it runs, the submission stands.
   }
   injection_->mark(in.slot);  // a bit it sets is part of the push: it fences after it
-  if (in.borrowed) injection_->release(in.slot);
-  idle_.notify_one(&s);  // a borrowed slot given back above is still the pool's memory
+  idle_.notify_one(&s);
 }
 
 void PoolCore::execute(Worker& w, TaskNode* t) noexcept {
@@ -310,6 +321,9 @@ void PoolCore::shutdown() {
   stop_.store(true, std::memory_order_seq_cst);
   for (auto& w : workers_) w->parker.unpark();
   for (auto& w : workers_) w->thread.join();
+  // Every task has completed, but an outside thread that pushed one may
+  // still be on its way out of push() (the wake rule after its push).
+  injection_->wait_for_pushers();
   joined_ = true;
 }
 

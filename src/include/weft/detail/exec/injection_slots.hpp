@@ -42,6 +42,14 @@ struct alignas(kCacheLine) Source {
   // Tasks ever pushed here, by every owner the slot had; owner-written
   // (relaxed store of its own value plus one), read by wait_idle().
   alignas(kCacheLine) std::atomic<std::uint64_t> pushed{0};
+  // An outside thread's slot: true while its owner is inside
+  // PoolCore::push(), from before its push to its last use of the pool.
+  // The task may run, and the thread waiting for it return and destroy the
+  // pool, before the pusher has run the wake rule (a timer's or an
+  // io_uring completion's continuation, pushed by the service's thread):
+  // shutdown() waits for it (InjectionSlots::wait_for_pushers()).
+  // Owner-written, on the owner's line.
+  std::atomic<bool> pushing{false};
 };
 
 class InjectionSlots {
@@ -61,6 +69,10 @@ class InjectionSlots {
   // Gives a slot back; tasks still in its deque stay there and are stolen.
   // Never allocates (a thread's exit calls it).
   void release(int slot) noexcept;
+
+  // Returns once no slot's owner is inside PoolCore::push() (Source::pushing),
+  // for shutdown(), after every pushed task has completed.
+  void wait_for_pushers() const noexcept;
 
   // The slot's deque; `slot` was acquired (by anyone, ever).
   Source& source(int slot) const noexcept {
