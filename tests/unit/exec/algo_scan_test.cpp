@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "algo_support.hpp"
@@ -82,8 +87,9 @@ TEST(ParallelScan, ExceptionsReachTheCallerAndThePoolStaysUsable) {
   weft::ThreadPool pool(workers(2));
   const auto v = weft::test::random_values(200'000, 10);
   std::vector<std::int64_t> out(v.size());
-  // Early (block 0 or a block sum in pass 1) and late (pass 2).
-  for (long k : {1L, 60'000L, 190'000L, 250'000L}) {
+  // Early (the first chunk, or a fold in pass 1) and late (the last calls,
+  // in pass 2: a scan makes at least n - 1 calls).
+  for (long k : {1L, 60'000L, 190'000L, 199'000L}) {
     weft::test::ThrowOnCall op_throws(k);
     auto op = [&](std::int64_t a, std::int64_t b) {
       op_throws.tick();
@@ -120,6 +126,113 @@ TEST(ParallelScan, NestedInsideATaskOfAOneWorkerPoolAndOnTheDefaultPool) {
   std::exclusive_scan(v.begin(), v.end(), want.begin(), std::int64_t{0});
   weft::parallel_exclusive_scan(v.begin(), v.end(), got.begin(), std::int64_t{0}, std::plus<>{});
   EXPECT_EQ(got, want);
+}
+
+// Pass 1's two ends meet wherever the takers' speeds put them. At one
+// extreme the calling worker stalls on its first call, so the other workers
+// fold every chunk but its first (chunk 0 is always the scanner's); at the
+// other no other worker is free, so one thread scans every chunk. Both give
+// the standard scan's answer.
+
+// Counts the op's calls per thread.
+class CallsByThread {
+ public:
+  void count() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ++calls_[std::this_thread::get_id()];
+  }
+  long others_than(std::thread::id t) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    long k = 0;
+    for (const auto& [id, c] : calls_)
+      if (id != t) k += c;
+    return k;
+  }
+  std::size_t threads() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return calls_.size();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::thread::id, long> calls_;
+};
+
+TEST(ParallelScan, TheScannerStalledSoTheOthersFoldEveryChunkButItsFirst) {
+  weft::test::Watchdog dog("scan with a stalled scanner");
+  const int w = 3;
+  weft::ThreadPool pool(workers(w));
+  const std::size_t n = 40 * weft::detail::kScanMinBlock + 5;
+  auto v = affines(n);
+  // v[1] marks the scanner's first call, op(v[0], v[1]): chunk 0 is
+  // scanned by the calling worker only, and never folded.
+  constexpr std::uint64_t kMark = 1'000'003;
+  v[1].a = kMark;
+  std::vector<Affine> want(n);
+  std::inclusive_scan(v.begin(), v.end(), want.begin(), compose);
+  std::vector<Affine> got(n);
+  CallsByThread calls;
+  std::thread::id scanner;  // written before the folders' counts are read, by the scanner
+  auto op = [&](const Affine& l, const Affine& r) {
+    if (r.a == kMark) {
+      scanner = std::this_thread::get_id();
+      // Stalls until the folders stop (nothing left to take: they cannot
+      // go on to pass 2 before this thread ends pass 1), at most 20 s.
+      long seen = -1;
+      for (int i = 0; i < 2000; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        const long now = calls.others_than(scanner);
+        if (now > 0 && now == seen) break;
+        seen = now;
+      }
+    }
+    calls.count();
+    return compose(l, r);
+  };
+  weft::parallel_inclusive_scan(pool, v.begin(), v.end(), got.begin(), op);
+  EXPECT_EQ(got, want);
+  // The folders made a fold's calls for every chunk of pass 1's m elements
+  // but the first (a chunk of k elements: k - 1 calls).
+  const std::size_t m = n / (w + 1) * w;
+  const std::size_t chunks = std::min(m / weft::detail::kScanMinBlock, weft::detail::kScanChunksPerWorker * w);
+  const std::size_t first_chunk = m / chunks + 1;
+  EXPECT_GE(calls.others_than(scanner), static_cast<long>(m - first_chunk - chunks));
+}
+
+TEST(ParallelScan, NoOtherWorkerFreeSoOneThreadScansEveryChunk) {
+  weft::test::Watchdog dog("scan with the other worker busy");
+  weft::ThreadPool pool(workers(2));
+  const std::size_t n = 40 * weft::detail::kScanMinBlock + 5;
+  const auto v = affines(n);
+  std::vector<Affine> want(n);
+  std::exclusive_scan(v.begin(), v.end(), want.begin(), Affine{1, 0}, compose);
+  std::vector<Affine> got(n);
+  std::atomic<bool> busy{false};
+  std::atomic<bool> done{false};
+  // One worker is held; the scan runs on the other (a pool task, or as a
+  // pool task from this thread: on_workers.hpp), whose helpers find no
+  // thief.
+  auto blocker = pool.submit([&] {
+    busy.store(true);
+    while (!done.load()) std::this_thread::yield();
+  });
+  while (!busy.load()) std::this_thread::yield();
+  CallsByThread calls;
+  auto op = [&](const Affine& l, const Affine& r) {
+    calls.count();
+    return compose(l, r);
+  };
+  try {
+    pool.submit([&] { weft::parallel_exclusive_scan(pool, v.begin(), v.end(), got.begin(), Affine{1, 0}, op); })
+        .get();
+  } catch (...) {
+    done.store(true);
+    throw;
+  }
+  done.store(true);
+  blocker.get();
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(calls.threads(), 1u);
 }
 
 }  // namespace
