@@ -89,11 +89,14 @@ TEST(Spawn, LastLineSkipsTrailingBlankLines) {
   EXPECT_EQ(harness::last_line(""), "");
 }
 
-TEST(Plan, WarmupRunsEachVariantOnceUnrecordedFirst) {
+TEST(Plan, WarmupRunsEachVariantOnceUnrecordedFirstThenRoundsRotate) {
   std::vector<std::pair<int, bool>> calls;
-  harness::interleave({3, true}, 2, [&](int v, bool recorded) { calls.emplace_back(v, recorded); });
-  const std::vector<std::pair<int, bool>> want{{0, false}, {1, false}, {0, true}, {1, true},
-                                               {0, true},  {1, true},  {0, true}, {1, true}};
+  harness::interleave({4, true}, 3, [&](int v, bool recorded) { calls.emplace_back(v, recorded); });
+  const std::vector<std::pair<int, bool>> want{{0, false}, {1, false}, {2, false},                  // warm-up
+                                               {0, true},  {1, true},  {2, true},                   // round 1
+                                               {1, true},  {2, true},  {0, true},                   // round 2
+                                               {2, true},  {0, true},  {1, true},                   // round 3
+                                               {0, true},  {1, true},  {2, true}};                  // round 4
   EXPECT_EQ(calls, want);
 }
 

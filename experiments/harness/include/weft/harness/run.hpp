@@ -71,16 +71,23 @@ inline const char* warmup_text(const PlanOptions& o) {
   return o.warmup ? "one unrecorded run per variant" : "none";
 }
 
-// Runs every variant once per repetition, round-robin (A B C A B C ...): the
-// host moves these vCPUs every few seconds, and a block of one variant would
-// measure the move, not the variant. run_one(v, recorded): with the warm-up
-// on, a first round with recorded == false, whose figures are dropped.
+// Runs every variant once per repetition, round-robin (A B C, B C A, C A B,
+// ...): the host moves these vCPUs every few seconds, and a block of one
+// variant would measure the move, not the variant. Each round starts one
+// variant later, so that no variant always follows the same one: a run can
+// leave the machine slower for the next beyond what settle() sees: after
+// OpenMP's scan (libgomp faults in and frees an n-element buffer per call,
+// 98 thousand page faults for 5e7 int64) the variant that came next ran its
+// own scan 1.1-1.9x slower on the AMD host, whichever it was (oneTBB,
+// std::execution::par or weft), with the CPUs idle in between; in a fixed
+// order that was always weft. run_one(v, recorded): with the warm-up on, a first
+// round in order with recorded == false, whose figures are dropped.
 template <class F>
 void interleave(const PlanOptions& o, int variants, F&& run_one) {
   if (o.warmup)
     for (int v = 0; v < variants; ++v) run_one(v, false);
   for (int rep = 0; rep < o.reps; ++rep)
-    for (int v = 0; v < variants; ++v) run_one(v, true);
+    for (int i = 0; i < variants; ++i) run_one((rep + i) % variants, true);
 }
 
 // A library a variant compares against, and whether this build has it.
