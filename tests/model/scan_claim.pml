@@ -1,6 +1,6 @@
-/* Pass 1 of parallel_inclusive_scan / parallel_exclusive_scan
- * (include/weft/exec/parallel_scan.hpp, scan_here()): who takes which
- * chunk, checked with spin.
+/* One window of parallel_inclusive_scan / parallel_exclusive_scan
+ * (include/weft/exec/parallel_scan.hpp, scan_here(): run_round(), the same
+ * for each of its two windows): who takes which chunk, checked with spin.
  *
  * Model: C chunks, 0..C-1. The scanner owns chunk 0 from the start and
  * takes chunks from the front; NF folders take chunks from the back; both
@@ -14,7 +14,7 @@
  * Checked: every chunk is taken at most once; and, when nothing failed,
  * at the join every chunk was taken, the scanner's chunks are exactly
  * [0, scanned) (its count, as the code keeps it) and the folders' exactly
- * [scanned, C): pass 2 gives the chunks from `scanned` on carries made of
+ * [scanned, C): the next round gives the chunks from `scanned` on carries made of
  * their folded totals, so a chunk neither scanned nor folded, or one
  * folded below `scanned`, would be a wrong carry.
  *

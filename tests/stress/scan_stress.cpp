@@ -1,7 +1,7 @@
 // parallel_inclusive_scan and parallel_exclusive_scan under load, run under
 // ThreadSanitizer in CI: callers on several threads and nested in tasks
-// share pools of 2 and 3 workers, so pass 1's two ends (the scanner's front,
-// the folders' back) meet at every point and pass 2's chunks are shared by
+// share pools of 2 and 3 workers, so a window's two ends (the scanner's front,
+// the folders' back) meet at every point and the folded chunks are shared by
 // takers that arrive late or not at all. Lengths span the serial cutoff
 // up to many chunks per worker; the op is associative and not commutative,
 // so a chunk scanned from the wrong carry, or two totals combined in the

@@ -10,34 +10,35 @@
 /// differ in the last bits from the serial ones). d_first == first (in
 /// place) works; other overlaps do not. Both ranges are random-access.
 ///
-/// Design: two passes, p = the pool's workers. Pass 1 covers the first
-/// p/(p+1) of the range in chunks (kScanChunksPerWorker per worker): the
-/// calling worker scans chunks from the front, carrying its running total,
-/// while the others fold chunks from the back to their totals, each taking
-/// the next chunk from a shared pair of ends, until the two ends meet. So
-/// they meet wherever their speeds put them: a fold reads, a scan reads
-/// and writes, and their ratio differs by host and type (a fold ran at
-/// 0.5-0.65 of a scan's time per element here). A serial fold of the
-/// chunks' totals then gives each folded chunk its carry-in; pass 2 scans
-/// them, shared out one at a time, while the calling worker first scans
-/// the last 1/(p+1), whose carry is the whole of pass 1's. On 2 workers
-/// that is 0.6-0.67 of a serial scan's time at the fold/scan ratios above
-/// (fixed p + 1 blocks: 0.67 at best, and a descheduled worker stalled
-/// its whole pass). Folded chunks are read twice, the rest once. Short
+/// Design: p = the pool's workers; two windows, the first p/(p+1) of the
+/// range and the rest, each in chunks. In a window the calling worker scans
+/// chunks from the front, carrying its running total, while the others
+/// fold chunks from the back to their totals, each taking the next chunk
+/// from a shared pair of ends, until the two ends meet. So they meet
+/// wherever their speeds put them: a fold reads, a scan reads and writes,
+/// and their ratio differs by host and type (a fold ran at 0.5-0.65 of a
+/// scan's time per element here). The folded chunks' carries follow from
+/// their totals, and the next round scans them, shared out one at a time
+/// (the others first, the calling worker once its own part is done), beside
+/// the second window. A third round scans the second window's folded chunks
+/// if it has any. On 2 workers that is 0.6-0.67 of a serial scan's time at
+/// the ratios above (fixed p + 1 blocks: 0.67 at best), and a calling worker
+/// that the kernel deschedules no longer holds up a fixed part: the others
+/// fold in its place. Folded chunks are read twice, the rest once. Short
 /// ranges (under two chunks of kScanMinBlock elements, i.e. below 32,768)
 /// and one-worker pools scan serially. There is no grain argument (unlike
 /// oneTBB's parallel_scan): the chunk count is fixed by the pool's size,
 /// so a short range of costly elements is scanned serially.
 ///
-/// Exceptions from op (or the iterators) reach the caller once the pass it
+/// Exceptions from op (or the iterators) reach the caller once the round it
 /// was thrown in has stopped (no chunk is taken after it); the output is
 /// then partly written. A call from inside
 /// a pool task works, even on one worker.
 ///
 /// Stopping: every form takes an optional std::stop_token last. A chunk is
-/// one chunk of a pass (the whole range when it scans serially). Once a
-/// stop is requested no new chunk starts; if one was skipped, pass 2 does
-/// not start and the call throws weft::cancelled, with the output partly
+/// one chunk of a round (the whole range when it scans serially). Once a
+/// stop is requested no new chunk starts; if one was skipped, no later
+/// round starts and the call throws weft::cancelled, with the output partly
 /// written (some prefixes missing: a silent wrong answer otherwise). A stop
 /// after the last chunk started changes nothing. An empty range returns
 /// d_first, stop or not. An exception from op takes precedence.
@@ -72,8 +73,8 @@ namespace detail {
 // A chunk should dwarf a task hand-off and a cache line's false sharing at
 // its edges.
 inline constexpr std::size_t kScanMinBlock = std::size_t{1} << 14;
-// Pass 1's chunks per worker: how finely the scanner and the folders meet,
-// and pass 2's folded chunks are shared out.
+// Window 1's chunks per worker (window 2 has this many in all): how finely
+// the scanner and the folders meet, and the folded chunks are shared out.
 inline constexpr std::size_t kScanChunksPerWorker = 32;
 
 // Folds [it, it + len) into acc, writing each prefix to out: the exclusive
@@ -115,17 +116,19 @@ Out scan_here(ThreadPool& pool, It first, It last, Out d_first, std::optional<T>
     scan_first(n);
     return d_first + static_cast<OutDiff>(n);
   }
-  // Pass 1 covers [0, m), in chunks: this thread scans from the front,
-  // the others fold chunks from the back to their totals, until they meet.
+  // Two windows, [0, m) and [m, n), each in chunks. In a window this thread
+  // scans chunks from the front while the others fold chunks from the back
+  // to their totals, until they meet; the folded chunks are then scanned
+  // by everyone from their carries, in the next round, beside the next
+  // window. Round 1: window 1. Round 2: the folded chunks of round 1 (the
+  // others first, this thread once its own scan is done) and window 2.
+  // Round 3, only if window 2 was not scanned to its end: its folded chunks.
   const std::size_t m = n / (workers + 1) * workers;
-  const std::size_t chunks = std::max<std::size_t>(1, std::min(m / kScanMinBlock, kScanChunksPerWorker * workers));
-  auto begin_of = [&](std::size_t c) { return c * (m / chunks) + std::min(c, m % chunks); };
-  std::vector<std::optional<T>> totals(chunks);  // a folded chunk's total
-  // The chunks not yet taken, [lo, hi), as lo | hi << 32; chunk 0 is this
-  // thread's from the start (it holds the scan's start).
-  std::atomic<std::uint64_t> ends{std::uint64_t{1} | std::uint64_t{chunks} << 32};
-  // Set by a throw or a stop: nobody takes another chunk.
-  std::atomic<bool> failed{false};
+  // relaxed, every atomic below: each hands out chunk numbers only, or
+  // stops the taking sooner; the values the chunks produce are read after
+  // the round's join (TaskGroup::wait()), which orders every taker's writes
+  // before it.
+  std::atomic<bool> failed{false};  // set by a throw or a stop: nobody takes another chunk
   auto identity = std::identity{};
   // Runs `mine` here and `theirs` on up to `others` other workers; returns
   // when all have returned, rethrowing a thrown exception (a task's first).
@@ -141,97 +144,123 @@ Out scan_here(ThreadPool& pool, It first, It last, Out d_first, std::optional<T>
     g.wait();
     if (error) std::rethrow_exception(error);
   };
-  // Wraps a taker: a throw stops the others' claims, then goes on up.
+  // Wraps a taker: a throw stops the others' taking, then goes on up.
   auto stopping_all = [&failed](auto&& body) {
     try {
       body();
     } catch (...) {
-      failed.store(true, std::memory_order_relaxed);  // relaxed: only stops claims sooner
+      failed.store(true, std::memory_order_relaxed);  // relaxed: see above
       throw;
     }
   };
-  // The claims are relaxed: each hands out chunk numbers only, and the
-  // values the chunks produce are read after the join (TaskGroup::wait()),
-  // which orders every taker's writes before it.
-  auto claim = [&](bool front, std::size_t& c) {
-    std::uint64_t w = ends.load(std::memory_order_relaxed);
-    for (;;) {
-      if (failed.load(std::memory_order_relaxed)) return false;
-      const std::uint64_t lo = w & 0xffff'ffffu;
-      const std::uint64_t hi = w >> 32;
-      if (lo >= hi) return false;
-      const std::uint64_t next = front ? w + 1 : w - (std::uint64_t{1} << 32);
-      if (ends.compare_exchange_weak(w, next, std::memory_order_relaxed)) {
-        c = static_cast<std::size_t>(front ? lo : hi - 1);
-        if (gate.enter()) return true;
-        failed.store(true, std::memory_order_relaxed);  // relaxed: as above; the gate remembers the skip
-        return false;
-      }
+  // A chunk may start: false once something failed or a stop was asked for.
+  auto may_start = [&] {
+    if (failed.load(std::memory_order_relaxed)) return false;  // relaxed: see above
+    if (gate.enter()) return true;
+    failed.store(true, std::memory_order_relaxed);  // relaxed: see above; the gate remembers the skip
+    return false;
+  };
+  // A window [lo, lo + len) in `chunks` chunks, and the folded chunks of
+  // the last round with their carries.
+  struct Window {
+    std::size_t lo = 0, len = 0, chunks = 0;
+    std::size_t begin_of(std::size_t c) const { return lo + c * (len / chunks) + std::min(c, len % chunks); }
+  };
+  auto window = [](std::size_t lo, std::size_t len, std::size_t per) {
+    return Window{lo, len, std::max<std::size_t>(1, std::min(len / kScanMinBlock, per))};
+  };
+  Window folded_in;                            // the window the folded chunks are in
+  std::size_t folded_from = 0;                 // its first folded chunk
+  std::vector<std::optional<T>> carries;       // carries[i]: into chunk folded_from + i
+  std::optional<T> carry;                      // this thread's: into its next chunk
+  // Scans the folded chunks, one at a time, shared with the other takers.
+  auto scan_folded = [&](std::atomic<std::size_t>& next) {
+    const std::size_t count = carries.size();
+    // relaxed: see above (a number per taker, each chunk's carry set before the round).
+    for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < count && may_start();) {
+      const std::size_t lo = folded_in.begin_of(folded_from + i);
+      scan_run<kExclusive>(first + static_cast<Diff>(lo), folded_in.begin_of(folded_from + i + 1) - lo,
+                           d_first + static_cast<OutDiff>(lo), std::move(*carries[i]), op);
     }
   };
-  std::optional<T> carry;  // into the first chunk this thread has not scanned
-  std::size_t scanned = 0;
-  on_takers(
-      std::min(workers - 1, chunks - 1),
-      [&] {
-        stopping_all([&] {
-          if (!gate.enter()) {
-            failed.store(true, std::memory_order_relaxed);  // relaxed: as below
-            return;
-          }
-          carry.emplace(scan_first(begin_of(1)));
-          scanned = 1;
-          for (std::size_t c; claim(true, c); scanned = c + 1) {
-            const std::size_t lo = begin_of(c);
-            carry.emplace(scan_run<kExclusive>(first + static_cast<Diff>(lo), begin_of(c + 1) - lo,
-                                               d_first + static_cast<OutDiff>(lo), std::move(*carry), op));
-          }
-        });
-      },
-      [&] {
-        stopping_all([&] {
-          for (std::size_t c; claim(false, c);)
-            totals[c].emplace(fold_run<T>(first + static_cast<Diff>(begin_of(c)),
-                                          first + static_cast<Diff>(begin_of(c + 1)), op, identity));
-        });
-      });
-  gate.throw_if_skipped();  // a chunk was skipped: a carry is missing
-  // Met without a throw or a stop: every chunk from `scanned` on was folded.
-  // Each one's carry, and the rest's, [m, n).
-  const std::size_t left = chunks - scanned;
-  std::vector<std::optional<T>> carries(left + 1);
-  carries[0] = std::move(carry);
-  for (std::size_t i = 0; i < left; ++i) carries[i + 1].emplace(op(*carries[i], std::move(*totals[scanned + i])));
-  // Pass 2: this thread scans the rest, then with the others the folded chunks.
-  std::atomic<std::size_t> next{0};
-  auto scan_folded = [&] {
-    stopping_all([&] {
+  // One round: scans window w from the front here (its chunk 0 first: this
+  // thread holds its carry) while the others fold from the back, and
+  // everyone scans the last round's folded chunks (the others first).
+  // Returns the chunks this thread scanned, [0, k); the others' totals are
+  // in `totals`.
+  auto run_round = [&](const Window& w, std::vector<std::optional<T>>& totals) {
+    // The window's chunks not yet taken, [lo, hi), as lo | hi << 32.
+    std::atomic<std::uint64_t> ends{std::uint64_t{1} | std::uint64_t{w.chunks} << 32};
+    auto claim = [&](bool front, std::size_t& c) {
+      std::uint64_t word = ends.load(std::memory_order_relaxed);  // relaxed: see above
       for (;;) {
-        if (failed.load(std::memory_order_relaxed)) return;                  // relaxed: as above
-        const std::size_t i = next.fetch_add(1, std::memory_order_relaxed);  // relaxed: as the claims
-        if (i >= left) return;
-        if (!gate.enter()) {
-          failed.store(true, std::memory_order_relaxed);  // relaxed: as above
-          return;
+        const std::uint64_t lo = word & 0xffff'ffffu;
+        const std::uint64_t hi = word >> 32;
+        if (lo >= hi || failed.load(std::memory_order_relaxed)) return false;  // relaxed: see above
+        const std::uint64_t next = front ? word + 1 : word - (std::uint64_t{1} << 32);
+        // relaxed: see above (the CAS alone makes each chunk one taker's).
+        if (ends.compare_exchange_weak(word, next, std::memory_order_relaxed)) {
+          c = static_cast<std::size_t>(front ? lo : hi - 1);
+          return may_start();
         }
-        const std::size_t lo = begin_of(scanned + i);
-        scan_run<kExclusive>(first + static_cast<Diff>(lo), begin_of(scanned + i + 1) - lo,
-                             d_first + static_cast<OutDiff>(lo), std::move(*carries[i]), op);
       }
-    });
-  };
-  on_takers(
-      std::min(workers - 1, left),
-      [&] {
-        stopping_all([&] {
-          if (!gate.enter()) return;
-          scan_run<kExclusive>(first + static_cast<Diff>(m), n - m, d_first + static_cast<OutDiff>(m),
-                               std::move(*carries[left]), op);
+    };
+    std::atomic<std::size_t> next{0};
+    std::size_t scanned = 0;
+    const std::size_t others = std::min(workers - 1, (w.chunks > 0 ? w.chunks - 1 : 0) + carries.size());
+    on_takers(
+        others,
+        [&] {
+          stopping_all([&] {
+            if (w.chunks > 0 && may_start()) {
+              const std::size_t end0 = w.begin_of(1);
+              if (w.lo == 0)
+                carry.emplace(scan_first(end0));
+              else
+                carry.emplace(scan_run<kExclusive>(first + static_cast<Diff>(w.lo), end0 - w.lo,
+                                                   d_first + static_cast<OutDiff>(w.lo), std::move(*carry), op));
+              scanned = 1;
+              for (std::size_t c; claim(true, c); scanned = c + 1) {
+                const std::size_t lo = w.begin_of(c);
+                carry.emplace(scan_run<kExclusive>(first + static_cast<Diff>(lo), w.begin_of(c + 1) - lo,
+                                                   d_first + static_cast<OutDiff>(lo), std::move(*carry), op));
+              }
+            }
+            scan_folded(next);
+          });
+        },
+        [&] {
+          stopping_all([&] {
+            scan_folded(next);
+            for (std::size_t c; claim(false, c);)
+              totals[c].emplace(fold_run<T>(first + static_cast<Diff>(w.begin_of(c)),
+                                            first + static_cast<Diff>(w.begin_of(c + 1)), op, identity));
+          });
         });
-        scan_folded();
-      },
-      scan_folded);
-  gate.throw_if_skipped();
+    gate.throw_if_skipped();  // a chunk was skipped: a carry is missing
+    return scanned;
+  };
+  // After a round: the window's chunks from `scanned` on were folded (the
+  // ends met without a throw or a stop). Their carries, and this thread's
+  // past them.
+  auto carry_past = [&](const Window& w, std::size_t scanned, std::vector<std::optional<T>>& totals) {
+    folded_in = w;
+    folded_from = scanned;
+    carries.clear();
+    carries.resize(w.chunks - scanned);
+    for (std::size_t i = 0; i < carries.size(); ++i) {
+      carries[i] = std::move(carry);
+      carry.emplace(op(*carries[i], std::move(*totals[scanned + i])));
+    }
+  };
+  const Window w1 = window(0, m, kScanChunksPerWorker * workers);
+  const Window w2 = window(m, n - m, kScanChunksPerWorker);
+  std::vector<std::optional<T>> totals(std::max(w1.chunks, w2.chunks));
+  carry_past(w1, run_round(w1, totals), totals);
+  for (auto& t : totals) t.reset();
+  const std::size_t scanned2 = run_round(w2, totals);
+  carry_past(w2, scanned2, totals);
+  if (!carries.empty()) run_round(Window{}, totals);
   return d_first + static_cast<OutDiff>(n);
 }
 

@@ -87,8 +87,8 @@ TEST(ParallelScan, ExceptionsReachTheCallerAndThePoolStaysUsable) {
   weft::ThreadPool pool(workers(2));
   const auto v = weft::test::random_values(200'000, 10);
   std::vector<std::int64_t> out(v.size());
-  // Early (the first chunk, or a fold in pass 1) and late (the last calls,
-  // in pass 2: a scan makes at least n - 1 calls).
+  // Early (the first chunk, or a fold in round 1) and late (the last calls,
+  // in a later round: a scan makes at least n - 1 calls).
   for (long k : {1L, 60'000L, 190'000L, 199'000L}) {
     weft::test::ThrowOnCall op_throws(k);
     auto op = [&](std::int64_t a, std::int64_t b) {
@@ -128,7 +128,7 @@ TEST(ParallelScan, NestedInsideATaskOfAOneWorkerPoolAndOnTheDefaultPool) {
   EXPECT_EQ(got, want);
 }
 
-// Pass 1's two ends meet wherever the takers' speeds put them. At one
+// A window's two ends meet wherever the takers' speeds put them. At one
 // extreme the calling worker stalls on its first call, so the other workers
 // fold every chunk but its first (chunk 0 is always the scanner's); at the
 // other no other worker is free, so one thread scans every chunk. Both give
@@ -158,26 +158,24 @@ class CallsByThread {
   std::map<std::thread::id, long> calls_;
 };
 
-TEST(ParallelScan, TheScannerStalledSoTheOthersFoldEveryChunkButItsFirst) {
-  weft::test::Watchdog dog("scan with a stalled scanner");
-  const int w = 3;
+// The scan of n elements on `w` workers with the calling worker's call on
+// element `at` stalled until the other workers have stopped (nothing left
+// for them to take), at most 20 s. `at` must be where a window starts (the
+// element after it for the range's start): only the calling worker's scan
+// passes that element to op. Returns the calls the other workers made.
+long scan_stalled_at(std::size_t n, int w, std::size_t at) {
   weft::ThreadPool pool(workers(w));
-  const std::size_t n = 40 * weft::detail::kScanMinBlock + 5;
   auto v = affines(n);
-  // v[1] marks the scanner's first call, op(v[0], v[1]): chunk 0 is
-  // scanned by the calling worker only, and never folded.
-  constexpr std::uint64_t kMark = 1'000'003;
-  v[1].a = kMark;
+  constexpr std::uint64_t kMark = 1'000'003;  // random values stay below 1000
+  v[at].a = kMark;
   std::vector<Affine> want(n);
   std::inclusive_scan(v.begin(), v.end(), want.begin(), compose);
   std::vector<Affine> got(n);
   CallsByThread calls;
-  std::thread::id scanner;  // written before the folders' counts are read, by the scanner
+  std::thread::id scanner;  // written by the scanner before it reads the others' count
   auto op = [&](const Affine& l, const Affine& r) {
     if (r.a == kMark) {
       scanner = std::this_thread::get_id();
-      // Stalls until the folders stop (nothing left to take: they cannot
-      // go on to pass 2 before this thread ends pass 1), at most 20 s.
       long seen = -1;
       for (int i = 0; i < 2000; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -191,12 +189,27 @@ TEST(ParallelScan, TheScannerStalledSoTheOthersFoldEveryChunkButItsFirst) {
   };
   weft::parallel_inclusive_scan(pool, v.begin(), v.end(), got.begin(), op);
   EXPECT_EQ(got, want);
-  // The folders made a fold's calls for every chunk of pass 1's m elements
-  // but the first (a chunk of k elements: k - 1 calls).
+  return calls.others_than(scanner);
+}
+
+TEST(ParallelScan, TheScannerStalledSoTheOthersFoldEveryChunkButItsFirst) {
+  weft::test::Watchdog dog("scan with a stalled scanner");
+  const int w = 3;
+  const std::size_t n = 40 * weft::detail::kScanMinBlock + 5;
+  // Window 1 is [0, m), in `chunks` chunks; its chunk 0 is always the
+  // scanner's. Stalled on its first call, op(v[0], v[1]), the scanner
+  // leaves the others to fold every other chunk (a chunk of k elements:
+  // k - 1 calls).
   const std::size_t m = n / (w + 1) * w;
   const std::size_t chunks = std::min(m / weft::detail::kScanMinBlock, weft::detail::kScanChunksPerWorker * w);
   const std::size_t first_chunk = m / chunks + 1;
-  EXPECT_GE(calls.others_than(scanner), static_cast<long>(m - first_chunk - chunks));
+  EXPECT_GE(scan_stalled_at(n, w, 1), static_cast<long>(m - first_chunk - chunks));
+  // Stalled at window 2's start, [m, n): the others scan window 1's folded
+  // chunks, then fold every chunk of window 2 but its first, and a third
+  // round scans those.
+  const std::size_t chunks2 = std::min((n - m) / weft::detail::kScanMinBlock, weft::detail::kScanChunksPerWorker);
+  const std::size_t first_chunk2 = (n - m) / chunks2 + 1;
+  EXPECT_GE(scan_stalled_at(n, w, m), static_cast<long>(n - m - first_chunk2 - chunks2));
 }
 
 TEST(ParallelScan, NoOtherWorkerFreeSoOneThreadScansEveryChunk) {

@@ -182,8 +182,8 @@ TEST(AlgoStop, ReduceStoppedByItsLastLeafReturnsTheWholeResult) {
   EXPECT_TRUE(src.stop_requested());
 }
 
-// Stopped from inside pass 1: pass 2 never starts, so fewer ops run than
-// pass 1 alone holds (blocks 0..p-1 of p + 1).
+// Stopped from inside round 1: no later round starts, so fewer ops run than
+// window 1 alone holds (the first p/(p+1) of the range).
 TEST(AlgoStop, ScanFromInsideABlockStartsNoSecondPass) {
   weft::test::Watchdog dog("scan stopped from a block");
   weft::ThreadPool pool(workers(3));
@@ -200,7 +200,7 @@ TEST(AlgoStop, ScanFromInsideABlockStartsNoSecondPass) {
     EXPECT_THROW(weft::parallel_inclusive_scan(pool, v.begin(), v.end(), out.begin(), plus, src.get_token()),
                  weft::cancelled);
     EXPECT_LT(ops.load(), static_cast<long>(n - n / 4));
-    EXPECT_EQ(out.back(), 0);  // the last block is scanned only in pass 2
+    EXPECT_EQ(out.back(), 0);  // window 2 is scanned from round 2 on
   }
 }
 
