@@ -9,14 +9,15 @@
  * (lo + 1 at the front, hi - 1 at the back), no take once lo >= hi or once
  * `failed` is set. Any taker may fail instead of finishing a chunk (op
  * throws, or the stop gate says no): it sets `failed`, and the others take
- * nothing more. The join is the end of every process (TaskGroup::wait()).
+ * nothing more. The join is the end of every process (parallel_invoke_n()'s
+ * join).
  *
  * Checked: every chunk is taken at most once; and, when nothing failed,
  * at the join every chunk was taken, the scanner's chunks are exactly
  * [0, scanned) (its count, as the code keeps it) and the folders' exactly
- * [scanned, C): the next round gives the chunks from `scanned` on carries made of
- * their folded totals, so a chunk neither scanned nor folded, or one
- * folded below `scanned`, would be a wrong carry.
+ * [scanned, C): the next round gives the chunks from `scanned` on carries
+ * made of their folded totals, so a chunk neither scanned nor folded, or
+ * one folded below `scanned`, would be a wrong carry.
  *
  * -DBROKEN_SPLIT: a take reads the word and then writes it back changed
  * (a load and a store, not a CAS): two takers can take the same chunk.

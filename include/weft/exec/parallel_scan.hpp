@@ -46,10 +46,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdint>
-#include <exception>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <iterator>
 #include <optional>
@@ -58,12 +57,12 @@
 #include <utility>
 #include <vector>
 
+#include "weft/detail/exec/on_workers.hpp"
 #include "weft/detail/exec/stop_gate.hpp"
 #include "weft/exec/cancelled.hpp"
 #include "weft/exec/default_pool.hpp"
-#include "weft/exec/parallel_for.hpp"
+#include "weft/exec/parallel_invoke.hpp"
 #include "weft/exec/parallel_reduce.hpp"
-#include "weft/exec/task_group.hpp"
 #include "weft/exec/thread_pool.hpp"
 
 namespace weft {
@@ -126,23 +125,21 @@ Out scan_here(ThreadPool& pool, It first, It last, Out d_first, std::optional<T>
   const std::size_t m = n / (workers + 1) * workers;
   // relaxed, every atomic below: each hands out chunk numbers only, or
   // stops the taking sooner; the values the chunks produce are read after
-  // the round's join (TaskGroup::wait()), which orders every taker's writes
+  // the round's join (parallel_invoke_n()'s), which orders every taker's writes
   // before it.
   std::atomic<bool> failed{false};  // set by a throw or a stop: nobody takes another chunk
   auto identity = std::identity{};
-  // Runs `mine` here and `theirs` on up to `others` other workers; returns
-  // when all have returned, rethrowing a thrown exception (a task's first).
+  // Runs `mine` here and `theirs` as up to `others` handed-off calls
+  // (parallel_invoke_n(): in this frame, taken back and run here if no
+  // other worker takes them); returns when all have returned, rethrowing
+  // one exception (a handed-off call's first).
   auto on_takers = [&](std::size_t others, auto&& mine, auto&& theirs) {
-    TaskGroup g(pool);
-    std::exception_ptr error;
-    try {
-      for (std::size_t t = 0; t < others; ++t) g.run(theirs);
-      mine();
-    } catch (...) {
-      error = std::current_exception();  // still wait: the tasks reference this frame
-    }
-    g.wait();
-    if (error) std::rethrow_exception(error);
+    parallel_invoke_n(pool, others + 1, [&](std::size_t i) {
+      if (i == others)
+        mine();
+      else
+        theirs();
+    });
   };
   // Wraps a taker: a throw stops the others' taking, then goes on up.
   auto stopping_all = [&failed](auto&& body) {
