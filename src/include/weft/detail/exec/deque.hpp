@@ -45,7 +45,8 @@ class WorkStealingDeque {
   WorkStealingDeque& operator=(const WorkStealingDeque&) = delete;
   ~WorkStealingDeque();
 
-  // Owner only.
+  // Owner only. push_n() for one task, written out: through push_n() its
+  // loop cost a fork-join fib 4 more instructions per fork (callgrind).
   void push(TaskNode* t) {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
     // acquire: pairs with thieves' CAS on top_, so slots they took are free to reuse.
@@ -218,13 +219,7 @@ class WorkStealingDeque {
   // (compares the pointer), as pop_if()'s wanted.
   [[nodiscard]] bool pop_exactly(const TaskNode* t, bool& pushed_back) {
     pushed_back = false;
-    TaskNode* const x = pop();
-    if (x == t) return t != nullptr;
-    if (x != nullptr) {
-      push(x);
-      pushed_back = true;
-    }
-    return false;
+    return pop_keep_if([t](const TaskNode* x) { return x == t; }, pushed_back) != nullptr;
   }
 
   // Owner only: pops the newest task, then keeps it if `wanted(it)` holds,
@@ -242,11 +237,7 @@ class WorkStealingDeque {
   [[nodiscard]] TaskNode* claim_bottom_if(Wanted&& wanted, bool& pushed_back) {
     pushed_back = false;
     if (peek_bottom() == nullptr) return nullptr;  // spares the fence on an empty deque (a hint: pop() decides)
-    TaskNode* const t = pop();
-    if (t == nullptr || wanted(t)) return t;
-    push(t);
-    pushed_back = true;
-    return nullptr;
+    return pop_keep_if(wanted, pushed_back);
   }
 
   // Owner only: takes every task at once (one CAS of top_ against the
@@ -313,6 +304,18 @@ class WorkStealingDeque {
   }
 
  private:
+  // pop(), then keeps the task if `wanted(it)` holds, else pushes it back
+  // (pushed_back: true); the popped task or nullptr. claim_bottom_if() and
+  // pop_exactly() are this with and without a look first.
+  template <class Wanted>
+  TaskNode* pop_keep_if(Wanted&& wanted, bool& pushed_back) {
+    TaskNode* const t = pop();
+    if (t == nullptr || wanted(t)) return t;
+    push(t);
+    pushed_back = true;
+    return nullptr;
+  }
+
   struct Array {
     std::int64_t mask;
     std::unique_ptr<std::atomic<TaskNode*>[]> slots;
