@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "affine.hpp"
 #include "callers.hpp"
 #include "stress.hpp"
 #include "watchdog.hpp"
@@ -21,13 +22,8 @@
 
 namespace {
 
-// x -> a*x + b, composed left then right (wrapping).
-struct Affine {
-  std::uint64_t a;
-  std::uint64_t b;
-  bool operator==(const Affine&) const = default;
-};
-Affine compose(const Affine& l, const Affine& r) { return {l.a * r.a, r.a * l.b + r.b}; }
+using weft::test::Affine;
+using weft::test::compose;
 
 void one_round(weft::ThreadPool& pool, std::mt19937_64& rng) {
   // Up to 12 chunks of kScanMinBlock: below the cutoff, at it, several.

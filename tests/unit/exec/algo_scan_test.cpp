@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "affine.hpp"
 #include "algo_support.hpp"
 #include "watchdog.hpp"
 
@@ -20,15 +21,8 @@ namespace {
 
 using weft::test::workers;
 
-// x -> a*x + b, composed left then right (wrapping): associative, not
-// commutative, so a block scanned from the wrong carry or combined in the
-// wrong order shows.
-struct Affine {
-  std::uint64_t a;
-  std::uint64_t b;
-  bool operator==(const Affine&) const = default;
-};
-Affine compose(const Affine& l, const Affine& r) { return {l.a * r.a, r.a * l.b + r.b}; }
+using weft::test::Affine;
+using weft::test::compose;
 
 std::vector<Affine> affines(std::size_t n) {
   const auto raw = weft::test::random_values(2 * n, 1000, 3);
@@ -220,6 +214,8 @@ TEST(ParallelScan, NoOtherWorkerFreeSoOneThreadScansEveryChunk) {
   std::vector<Affine> want(n);
   std::exclusive_scan(v.begin(), v.end(), want.begin(), Affine{1, 0}, compose);
   std::vector<Affine> got(n);
+  // Flags only (seq_cst by default, any order would do): no data rides on
+  // them, and blocker.get() orders the end.
   std::atomic<bool> busy{false};
   std::atomic<bool> done{false};
   // One worker is held; the scan runs on the other (a pool task, or as a
