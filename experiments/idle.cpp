@@ -126,6 +126,13 @@ struct Done {
 struct Sample {
   std::int64_t idle_cpu_ns = 0;
   std::int64_t tick_cpu_ns = 0;
+  // The posting thread's own share of tick_cpu_ns: its sleeps to each tick,
+  // its post() calls (a pool's wake-up system call is made here) and its
+  // wait for the last task. The rest is the pool's threads', measured in
+  // the same run: no subtraction of another run's figure, whose noise (the
+  // posting thread's CPU alone varies by a third from run to run on a VM)
+  // would swamp the few us per task a pool's threads cost.
+  std::int64_t tick_poster_cpu_ns = 0;
   std::int64_t start_median_ns = 0;  // post -> start of the task, over the tick phase's tasks
   std::int64_t start_p99_ns = 0;
 };
@@ -149,7 +156,7 @@ Sample measure(const std::string& variant, int workers, double seconds) {
     const std::int64_t ticks = static_cast<std::int64_t>(2 * seconds * 1e9) / kTickNs;
     // Each task writes its own slot: how long it waited from post to start.
     std::vector<std::int64_t> latency(static_cast<std::size_t>(ticks), 0);
-    const std::int64_t cpu0 = process_cpu_ns();
+    const std::int64_t cpu0 = process_cpu_ns(), poster0 = thread_cpu_ns();
     timespec next{};
     clock_gettime(CLOCK_MONOTONIC, &next);
     for (std::int64_t k = 0; k < ticks; ++k) {
@@ -168,6 +175,7 @@ Sample measure(const std::string& variant, int workers, double seconds) {
       });
     }
     done.wait_for(ticks + 1);
+    s.tick_poster_cpu_ns = thread_cpu_ns() - poster0;
     s.tick_cpu_ns = process_cpu_ns() - cpu0;
     s.start_p99_ns = quantile(latency, 0.99);
     s.start_median_ns = quantile(latency, 0.5);
@@ -185,7 +193,7 @@ Sample measure_in_child(const std::string& exe, const std::string& spec) {
   const harness::ChildResult c = harness::spawn({exe, "idle", "--internal-child", spec});
   Sample s;
   std::istringstream in(c.out);
-  if (!c.ok() || !(in >> s.idle_cpu_ns >> s.tick_cpu_ns >> s.start_median_ns >> s.start_p99_ns))
+  if (!c.ok() || !(in >> s.idle_cpu_ns >> s.tick_cpu_ns >> s.tick_poster_cpu_ns >> s.start_median_ns >> s.start_p99_ns))
     throw std::runtime_error("idle: the measurement '" + spec + "' failed (" + c.describe() +
                              "): " + harness::last_line(c.err.empty() ? c.out : c.err));
   return s;
@@ -203,7 +211,8 @@ int run_idle_child(const std::string& spec) {
       !(seconds > 0))
     throw std::invalid_argument("idle: bad internal spec '" + spec + "'");
   const Sample s = measure(variant, workers, seconds);
-  std::printf("%lld %lld %lld %lld\n", static_cast<long long>(s.idle_cpu_ns), static_cast<long long>(s.tick_cpu_ns),
+  std::printf("%lld %lld %lld %lld %lld\n", static_cast<long long>(s.idle_cpu_ns),
+              static_cast<long long>(s.tick_cpu_ns), static_cast<long long>(s.tick_poster_cpu_ns),
               static_cast<long long>(s.start_median_ns), static_cast<long long>(s.start_p99_ns));
   return std::fflush(stdout) == 0 ? 0 : 1;
 }
@@ -217,7 +226,8 @@ Result run_idle(const IdleParams& p) {
   std::vector<harness::Unit> units = harness::plan_units(kVariants, p.variants, {workers});
   // Per unit, besides the idle figure in its samples: the tick phase's CPU,
   // and its start latencies (median and p99 of each run, us).
-  std::vector<std::vector<double>> tick(units.size()), start_median(units.size()), start_p99(units.size());
+  std::vector<std::vector<double>> tick(units.size()), tick_pool(units.size()), tick_poster(units.size()),
+      start_median(units.size()), start_p99(units.size());
   const harness::PlanOptions plan{p.reps, true};
   harness::interleave(plan, static_cast<int>(units.size()), [&](int k, bool recorded) {
     const auto i = static_cast<std::size_t>(k);
@@ -230,6 +240,9 @@ Result run_idle(const IdleParams& p) {
     // Scaled to the metric's nominal duration: --seconds may shorten the run.
     u.samples.push_back(static_cast<double>(s.idle_cpu_ns) / 1e6 / p.seconds);
     tick[i].push_back(static_cast<double>(s.tick_cpu_ns) / 1e6 / p.seconds);
+    tick_pool[i].push_back(static_cast<double>(std::max<std::int64_t>(s.tick_cpu_ns - s.tick_poster_cpu_ns, 0)) / 1e6 /
+                           p.seconds);
+    tick_poster[i].push_back(static_cast<double>(s.tick_poster_cpu_ns) / 1e6 / p.seconds);
     start_median[i].push_back(static_cast<double>(s.start_median_ns) / 1e3);
     start_p99[i].push_back(static_cast<double>(s.start_p99_ns) / 1e3);
   });
@@ -248,14 +261,18 @@ Result run_idle(const IdleParams& p) {
     const bool baseline = u.variant == "baseline";
     Row a = make_row(u.variant, u.threads, "cpu_ms_idle_1s", "ms", u.samples, u.why_not);
     Row b = make_row(u.variant, u.threads, "cpu_ms_tick_2s", "ms", std::move(tick[i]), u.why_not);
+    Row e = make_row(u.variant, u.threads, "cpu_ms_tick_pool_2s", "ms", std::move(tick_pool[i]), u.why_not);
+    Row f = make_row(u.variant, u.threads, "cpu_ms_tick_poster_2s", "ms", std::move(tick_poster[i]), u.why_not);
     Row c = make_row(u.variant, u.threads, "start_latency_us", "us", std::move(start_median[i]), u.why_not);
     Row d = make_row(u.variant, u.threads, "start_latency_p99_us", "us", std::move(start_p99[i]), u.why_not);
     if (u.runs() && baseline) {
       a.note = "the measuring thread asleep, no pool";
       b.note = "the ticking thread runs each task itself";
+      e.note = "no pool: nothing but the ticking thread";
+      f.note = "the ticking thread, running each task itself";
       c.note = d.note = "run in place: no hand-off to wait for";
     }
-    for (Row* row : {&a, &b, &c, &d}) r.rows.push_back(std::move(*row));
+    for (Row* row : {&a, &b, &e, &f, &c, &d}) r.rows.push_back(std::move(*row));
   }
   return r;
 }
@@ -265,16 +282,21 @@ namespace {
 
 void print_above_baseline(const Result& r) {
   const auto base = median(r, Key("baseline", "cpu_ms_tick_2s"));
-  if (!base) return;
-  fmt::print("\nWith a task every 1 ms (medians): CPU ms above the baseline over 2 s, and the wait from post "
-             "to start:\n");
-  fmt::print("  {:<14} {:>10} {:>14} {:>14}\n", "pool", "CPU ms", "start us", "start p99 us");
+  const auto base_poster = median(r, Key("baseline", "cpu_ms_tick_poster_2s"));
+  if (!base || !base_poster) return;
+  fmt::print("\nWith a task every 1 ms (medians over 2 s): the process's CPU ms above the baseline run's; the pool's "
+             "threads' CPU ms (the process less the posting thread, in the same run); the posting thread's above the "
+             "baseline's; and the wait from post to start:\n");
+  fmt::print("  {:<14} {:>10} {:>14} {:>14} {:>10} {:>14}\n", "pool", "CPU ms", "pool threads", "poster", "start us",
+             "start p99 us");
   for (const auto& row : r.rows) {
     if (row.variant == "baseline" || row.metric != "cpu_ms_tick_2s" || !row.measured) continue;
+    const auto pool = median(r, Key(row.variant, "cpu_ms_tick_pool_2s"));
+    const auto poster = median(r, Key(row.variant, "cpu_ms_tick_poster_2s"));
     const auto start = median(r, Key(row.variant, "start_latency_us"));
     const auto p99 = median(r, Key(row.variant, "start_latency_p99_us"));
-    fmt::print("  {:<14} {:>10.1f} {:>14.1f} {:>14.1f}\n", row.variant, row.stats.median - *base, start.value_or(0),
-               p99.value_or(0));
+    fmt::print("  {:<14} {:>10.1f} {:>14.1f} {:>14.1f} {:>10.1f} {:>14.1f}\n", row.variant, row.stats.median - *base,
+               pool.value_or(0), poster.value_or(0) - *base_poster, start.value_or(0), p99.value_or(0));
   }
 }
 

@@ -137,7 +137,8 @@ TEST(PoolExperiments, PforJsonHasBothWorkloads) {
 TEST(PoolExperiments, IdleJsonHasEveryVariant) {
   const auto j = run_json("idle --seconds 0.05 --reps 1");
   expect_rows_well_formed(j, "idle");
-  for (const char* metric : {"cpu_ms_idle_1s", "cpu_ms_tick_2s", "start_latency_us", "start_latency_p99_us"}) {
+  for (const char* metric : {"cpu_ms_idle_1s", "cpu_ms_tick_2s", "cpu_ms_tick_pool_2s", "cpu_ms_tick_poster_2s",
+                             "start_latency_us", "start_latency_p99_us"}) {
     std::set<std::string> seen;
     for (const auto& row : j.at("results")) {
       if (row.at("metric") != metric) continue;
@@ -156,11 +157,29 @@ TEST(PoolExperiments, IdleJsonHasEveryVariant) {
         EXPECT_GE(row.at("max").get<double>(), m.at("min").get<double>()) << row.dump() << m.dump();
       }
   }
+  // The tick phase's CPU splits into the pool's threads and the posting
+  // thread's, both from the same run (one rep: each median is that run's).
+  const auto figure = [&](const std::string& variant, const std::string& metric) {
+    for (const auto& row : j.at("results"))
+      if (row.at("variant") == variant && row.at("metric") == metric && row.at("measured").get<bool>())
+        return row.at("median").get<double>();
+    return -1.0;
+  };
+  for (const char* v : {"baseline", "weft", "article-pool"}) {
+    const double total = figure(v, "cpu_ms_tick_2s"), pool = figure(v, "cpu_ms_tick_pool_2s"),
+                 poster = figure(v, "cpu_ms_tick_poster_2s");
+    ASSERT_GT(total, 0.0) << v;
+    ASSERT_GT(poster, 0.0) << v;
+    EXPECT_NEAR(pool + poster, total, 1e-6 * total + 1e-9) << v;
+  }
+  // Without a pool, the ticking thread is the process (its tasks run in place).
+  EXPECT_LT(figure("baseline", "cpu_ms_tick_pool_2s"), figure("baseline", "cpu_ms_tick_poster_2s"));
   EXPECT_EQ(j.at("params").at("warmup"), "one unrecorded run per variant");
 }
 
 TEST(PoolExperiments, IdleTablePrintsTheStartLatency) {
-  expect_table_shows("idle --seconds 0.05 --reps 1 --variant baseline,weft", {"start_latency_us", "start us"});
+  expect_table_shows("idle --seconds 0.05 --reps 1 --variant baseline,weft",
+                     {"start_latency_us", "start us", "cpu_ms_tick_pool_2s", "pool threads"});
 }
 
 WEFT_BAD_INPUT_TESTS(

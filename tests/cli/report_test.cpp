@@ -311,8 +311,9 @@ nlohmann::json hand_made_results() {
       {{"experiment", "smt"}, {"results", json::array()}},
       {{"experiment", "idle"},
        {"results",
-        {row("weft", "cpu_ms_tick_2s", 1500), row("weft", "start_latency_us", 0.25),
-         row("weft", "start_latency_p99_us", 3.5), row("tbb", "cpu_ms_tick_2s", 40), row("tbb", "start_latency_us", 17)}}},
+        {row("weft", "cpu_ms_tick_2s", 1500), row("weft", "cpu_ms_tick_pool_2s", 500),
+         row("weft", "start_latency_us", 0.25), row("weft", "start_latency_p99_us", 3.5), row("tbb", "cpu_ms_tick_2s", 40),
+         row("tbb", "cpu_ms_tick_pool_2s", 30), row("tbb", "start_latency_us", 17)}}},
       {{"experiment", "stray"}, {"results", json::array()}}};
   results["defaults"] = {{"default_spin_ns", 12000}, {"calibration", {{"wake_ns", 11000}}}};
   return results;
@@ -354,7 +355,8 @@ TEST(ReportPage, SectionsComeFromTheRegistryAndPublished) {
   EXPECT_TRUE(contains(html, "wake-up costs 11.0 µs"));
   EXPECT_TRUE(contains(html, "0.25 µs after they were posted (median; p99 3.50 µs): under a wake-up"));
   EXPECT_TRUE(contains(html, "tbb 17.0"));
-  EXPECT_TRUE(contains(html, "weft burnt 1500 ms of CPU per 2 s, the other pools (ms) tbb 40.0"));
+  EXPECT_TRUE(contains(html, "weft's process burnt 1500 ms of CPU per 2 s, the other pools' (ms) tbb 40.0"));
+  EXPECT_TRUE(contains(html, "weft's own threads 500 ms, the other pools' (ms) tbb 30.0"));
 }
 
 TEST(ReportQuick, BadOptionsExitWithStatus2) {

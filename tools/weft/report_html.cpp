@@ -463,10 +463,11 @@ void explain_idle(Page& pg) {
   for (const auto& r : idle->value("results", json::array()))
     if (const std::string v = r.value("variant", std::string()); std::find(pools.begin(), pools.end(), v) == pools.end())
       pools.push_back(v);
-  Table t({"pool", "CPU ms, idle 1 s", "CPU ms, one task per ms for 2 s", "post-to-start µs (median)",
-           "post-to-start µs (p99)"});
+  Table t({"pool", "CPU ms, idle 1 s", "CPU ms, one task per ms for 2 s", "of which the pool's threads",
+           "of which the posting thread", "post-to-start µs (median)", "post-to-start µs (p99)"});
   for (const auto& v : pools)
     t.row({v, num_or_dash(median(idle, v, "cpu_ms_idle_1s")), num_or_dash(median(idle, v, "cpu_ms_tick_2s")),
+           num_or_dash(median(idle, v, "cpu_ms_tick_pool_2s")), num_or_dash(median(idle, v, "cpu_ms_tick_poster_2s")),
            num_or_dash(median(idle, v, "start_latency_us")), num_or_dash(median(idle, v, "start_latency_p99_us"))});
   // Each other pool's figure beside weft's: "tbb 8.0, asio-post 15.0".
   const auto others = [&](const std::string& metric) {
@@ -494,9 +495,12 @@ void explain_idle(Page& pg) {
   else
     text += " This run has no post-to-start latency rows.";
   if (const auto cpu = median(idle, "weft", "cpu_ms_tick_2s"))
-    text += fmt::format(" The cost is CPU: at that rate weft burnt {} ms of CPU per 2 s, the other pools (ms) {}; "
-                        "idle for 1 s, weft burnt {} ms.",
-                        num(*cpu), others("cpu_ms_tick_2s"), num_or_dash(median(idle, "weft", "cpu_ms_idle_1s")));
+    text += fmt::format(" The cost is CPU: at that rate weft's process burnt {} ms of CPU per 2 s, the other pools' "
+                        "(ms) {}; weft's own threads {} ms, the other pools' (ms) {} (the process less the posting "
+                        "thread, in the same run: the posting thread's CPU varies by a third from run to run on a "
+                        "VM, more than a pool's threads cost); idle for 1 s, weft burnt {} ms.",
+                        num(*cpu), others("cpu_ms_tick_2s"), num_or_dash(median(idle, "weft", "cpu_ms_tick_pool_2s")),
+                        others("cpu_ms_tick_pool_2s"), num_or_dash(median(idle, "weft", "cpu_ms_idle_1s")));
   pg.add(text + "</p>\n" + t.html());
 }
 

@@ -7,6 +7,11 @@
 //                    warm-up task), scaled to 1 s
 //   cpu_ms_tick_2s   process CPU time while one trivial task is posted every
 //                    1 ms (baseline: run in place), scaled to 2 s
+//   cpu_ms_tick_pool_2s    of that, the pool's own threads: the process's
+//                          CPU less the posting thread's, in the same run
+//   cpu_ms_tick_poster_2s  the posting thread's: its sleeps, its post()
+//                          calls (where a pool's wake-up system call is
+//                          made) and its wait for the last task
 //   start_latency_us      in that phase, the time from post to the start of
 //                         the task: the median over the run's tasks
 //   start_latency_p99_us  the same, the 99th percentile
