@@ -19,6 +19,7 @@
 #include "weft/topo/topology.hpp"
 #include "weft/xp/print.hpp"
 #include "weft/xp/registry.hpp"
+#include "weft/xp/ring.hpp"
 
 #ifdef WEFT_HAVE_OPENMP
 #include <omp.h>
@@ -57,6 +58,18 @@ struct Run {
 };
 
 double elapsed_s(std::int64_t t0) { return static_cast<double>(wall_ns() - t0) / 1e9; }
+
+// The yardstick of the remote round trip's goal: a hop of `weft ring`'s
+// release ring between two unpinned threads, measured in this run (the
+// host's cross-CPU latency moves from minute to minute). At least 100,000
+// hops: a short ring is all start-up. Returns the seconds `u.tasks` hops
+// take at the measured rate; the counter holds the hops.
+constexpr std::int64_t kMinRingHops = 100'000;
+double run_ring_hop(const Run& u, Counter& c) {
+  const double ns = release_ring_ns_per_hop(std::max(u.tasks, kMinRingHops));
+  c.n.store(u.tasks, std::memory_order_relaxed);  // relaxed: read after the run, on this thread
+  return ns * static_cast<double>(u.tasks) / 1e9;
+}
 
 void check(const std::string& variant, const Run& u, const Counter& c) {
   const std::int64_t got = c.n.load(std::memory_order_relaxed);  // relaxed: the run has been waited for
@@ -280,7 +293,9 @@ double tbb_task_group_runner(const Run& u, Counter& c) { return run_tbb_task_gro
 
 // tbb-task_group is measured both ways: run all + wait (its tasks_per_s
 // row), and run + wait per task (its round_trip_ns row).
-const std::array<TaskVariant, 12> kVariants{{
+// ring-hop is no pool: the hop of a two-thread ring, the remote round
+// trip's yardstick (its only row is ns_per_hop).
+const std::array<TaskVariant, 13> kVariants{{
     {"sync", kBuiltIn, false, [](const Run& u, Counter& c) { return run_sync(u.tasks, c); }},
     {"std-deferred", kBuiltIn, false, std_runner<std::launch::deferred>},
     {"std-async", kBuiltIn, false, std_runner<std::launch::async>},
@@ -293,6 +308,7 @@ const std::array<TaskVariant, 12> kVariants{{
     {"tbb-task_group", kTbb, true, WEFT_XP_IF_TBB(tbb_task_group_runner), false, true},
     {"openmp-task", kOpenMp, true, WEFT_XP_IF_OPENMP(run_openmp_task), false, true},
     {"asio-post", kAsio, true, WEFT_XP_IF_ASIO(pool_runner<run_asio_post>)},
+    {"ring-hop", kBuiltIn, false, run_ring_hop, true},
 }};
 
 std::string count_note(std::int64_t used, std::int64_t asked, const char* why) {
@@ -330,6 +346,9 @@ nlohmann::json tasks_ratios(const Result& r) {
             ">= 50");
   add_ratio(ratios, "forced remote round trip (weft-submit-get-remote), ns",
             median(r, Key("weft-submit-get-remote", "round_trip_ns", kGoalWorkers)), "");
+  add_ratio(ratios, "forced remote round trip / ring hop of this run (ring-hop), ns",
+            ratio(r, Key("weft-submit-get-remote", "round_trip_ns", kGoalWorkers), Key("ring-hop", "ns_per_hop")),
+            "<= 5");
   return ratios;
 }
 
@@ -410,6 +429,14 @@ Result run_tasks(const TasksParams& p) {
     };
     auto rate = [](double s, std::int64_t n) { return static_cast<double>(n) / s; };
     auto per = [](double s, std::int64_t n) { return s * 1e9 / static_cast<double>(n); };
+    if (u.variant == "ring-hop") {
+      Row hop = row("ns_per_hop", "ns", per);
+      if (u.runs())
+        hop.note = fmt::format("`weft ring`'s release flag, 2 unpinned threads, {} hops a run",
+                               std::max(run.tasks, kMinRingHops));
+      r.rows.push_back(std::move(hop));
+      continue;
+    }
     // A variant measured both ways reports its round trip in ns only: its
     // tasks_per_s row is the fire-and-forget one.
     if (!(rt && harness::variant(kVariants, u.variant).both_modes))

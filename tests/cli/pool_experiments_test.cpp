@@ -58,6 +58,27 @@ TEST(PoolExperiments, TasksJsonHasEveryVariant) {
          {"article-pool-future", "weft-submit-get", "weft-submit-get-remote", "tbb-task_group", "openmp-task"})
       EXPECT_TRUE(rt.count({v, w})) << v << " round trip with " << w << " workers";
   }
+  // The remote round trip's yardstick, measured in the same run: a ring
+  // hop, and the goal's ratio made of the two medians.
+  const auto figure = [&](const std::string& variant, const std::string& metric, int threads) {
+    for (const auto& row : j.at("results"))
+      if (row.at("variant") == variant && row.at("metric") == metric && row.value("threads", 0) == threads &&
+          row.at("measured").get<bool>())
+        return row.at("median").get<double>();
+    return -1.0;
+  };
+  const double hop = figure("ring-hop", "ns_per_hop", 0);
+  const double remote = figure("weft-submit-get-remote", "round_trip_ns", 2);
+  ASSERT_GT(hop, 0.0);
+  ASSERT_GT(remote, 0.0);
+  bool goal_seen = false;
+  for (const auto& g : j.at("ratios"))
+    if (g.at("what").get<std::string>().find("ring hop of this run") != std::string::npos) {
+      goal_seen = true;
+      EXPECT_NEAR(g.at("value").get<double>(), remote / hop, 1e-9 * remote / hop) << g.dump();
+      EXPECT_EQ(g.at("goal"), "<= 5");
+    }
+  EXPECT_TRUE(goal_seen);
   // An OpenMP row says where its team ran (or that OpenMP was not built).
   for (const auto& row : j.at("results")) {
     const std::string v = row.at("variant");
