@@ -69,6 +69,28 @@ TEST(ReadmeTable, GoalsCarryAVerdict) {
   EXPECT_EQ(r.out.find("| algo | c |"), std::string::npos) << "a comparison without a goal is not a goal\n" << r;
 }
 
+// docs/cli.md quotes each command's --help in a fenced block under its
+// "## weft <command>" heading: each must be what that command prints now.
+TEST(DocsCli, EachHelpBlockIsTheCommandsHelp) {
+  const std::string doc = read_text(WEFT_SOURCE_DIR "/docs/cli.md");
+  int blocks = 0;
+  for (std::size_t at = doc.find("\n## weft "); at != std::string::npos; at = doc.find("\n## weft ", at + 1)) {
+    const std::size_t line_end = doc.find('\n', at + 1);
+    const std::string command = doc.substr(at + 9, line_end - (at + 9));  // after "\n## weft "
+    const std::string fence = "\n\n```\n";
+    if (doc.compare(line_end, fence.size(), fence) != 0) continue;  // a heading without a help block
+    const std::size_t body = line_end + fence.size();
+    const std::size_t close = doc.find("```", body);
+    ASSERT_NE(close, std::string::npos) << "docs/cli.md: the block of weft " << command << " is not closed";
+    const CliRun r = run_cli(command + " --help");
+    ASSERT_EQ(r.status, 0) << r;
+    EXPECT_EQ(doc.substr(body, close - body), r.out + "\n")
+        << "docs/cli.md is stale: put the output of `weft " << command << " --help` in its block";
+    ++blocks;
+  }
+  EXPECT_GE(blocks, 19) << "docs/cli.md has fewer command help blocks than weft has commands";
+}
+
 WEFT_BAD_INPUT_TESTS(ReadmeTableBadInput, BadInput{"report --markdown-from /nonexistent/results.json", "cannot read"},
                      BadInput{"report --markdown-from " WEFT_SOURCE_DIR "/README.md", "not JSON"},
                      BadInput{"report --markdown-from " WEFT_SOURCE_DIR "/data/published.json", "not a weft report"});
