@@ -217,7 +217,16 @@ class Ring {
       busy = in_kernel_ > 0;
     }
     if (busy) note_ring_busy();
-    finish_all(done);
+    // When our own op is among the finished ones, our coroutine goes on in
+    // place after this, and may go on for long: the others (operations
+    // that finished in the kernel since the last look) must not wait for
+    // it in the hand-off slot, where no other worker can take them. A
+    // coroutine reading a cached file whole never suspends (in a probe of
+    // 8 files read on 2 workers, reads resumed 4-7 ms late, after another
+    // file's whole read).
+    bool goes_on = false;
+    for (const IoOp* d = done; d != nullptr && !goes_on; d = d->next_op) goes_on = d == op;
+    finish_all(done, !goes_on);
   }
 
   // Submits what this ring holds back and takes the completions there are:
@@ -367,10 +376,11 @@ class Ring {
 
   // Claims the finished operations and resumes the ones that are ours to
   // resume, one task per pool from a thread that is not their worker.
-  static void finish_all(IoOp* done) noexcept {
+  // `may_hand_off`: as Waiter::resume()'s.
+  static void finish_all(IoOp* done, bool may_hand_off = true) noexcept {
     WakeList wake;
     while (done != nullptr) wake.claim(std::exchange(done, done->next_op));  // an op sits in no WaitList
-    wake.resume();
+    wake.resume(may_hand_off);
   }
 
   io_uring ring_{};

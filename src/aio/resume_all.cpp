@@ -30,7 +30,7 @@ struct ResumeBatch : TaskNode {
 
 }  // namespace
 
-void resume_all(Waiter* chain) noexcept {
+void resume_all(Waiter* chain, bool may_hand_off) noexcept {
   while (chain != nullptr) {
     PoolCore* pool = chain->home;
     Waiter* mine = nullptr;  // the chain's waiters of `pool`, in order
@@ -52,7 +52,7 @@ void resume_all(Waiter* chain) noexcept {
     *rest_tail = nullptr;
     chain = rest;
     if (mine->next == nullptr || on_worker_of(*pool)) {  // one, or already home: no batch needed
-      while (mine != nullptr) std::exchange(mine, mine->next)->resume();
+      while (mine != nullptr) std::exchange(mine, mine->next)->resume(may_hand_off);
       continue;
     }
     ResumeBatch* batch = nullptr;

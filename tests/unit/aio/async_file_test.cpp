@@ -1,12 +1,17 @@
 // weft::AsyncFile: reads, writes and syncs from coroutines on io_uring (or
 // the thread fallback, tests/unit/aio/async_file_fallback_test.cpp runs the
 // same checks there), errors naming the path, short reads returned.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <chrono>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "async_file_checks.hpp"
@@ -48,6 +53,62 @@ TEST(AsyncFile, AWaitOnTheWorkerSubmitsTheReadsItHeldBack) {
   // there, helping: its helping runs the read, which holds its SQE back.
   auto outer = [&]() -> weft::Task<std::size_t> { co_return pool.spawn(read()).get(); };
   for (int i = 0; i < 20; ++i) EXPECT_EQ(pool.spawn(outer()).get(), 9U) << "round " << i;
+}
+
+TEST(AsyncFile, ACompletionTakenWhileAnotherCoroutineGoesOnIsNotHeldBehindIt) {
+  // One worker runs coroutine b, whose read of an empty pipe waits in the
+  // kernel, and then coroutine a, whose 64 KiB reads of a cached file
+  // complete inside their submissions, so that a never suspends. b's
+  // completion comes in at one of a's submissions. b must go where the
+  // other worker can take it; a's worker's hand-off slot would keep it
+  // until a had made every read.
+  if (weft::AsyncFile::backend() != "io_uring") GTEST_SKIP() << "the thread fallback has no submissions to share";
+  weft::test::Watchdog dog("a completion behind a coroutine that goes on", std::chrono::seconds(60));
+  weft::test::TempDir dir;
+  const std::string data = (dir / "d.bin").string();
+  const std::string fifo = (dir / "p").string();
+  { std::ofstream(data, std::ios::binary) << std::string(64 * 1024, 'x'); }
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  weft::ThreadPool pool(weft::test::workers(2));
+  auto file = weft::AsyncFile::open(data, weft::AsyncFile::read_only);
+  auto pipe = weft::AsyncFile::open(fifo, weft::AsyncFile::read_write);  // O_RDWR: the open does not wait for a writer
+  constexpr int kReads = 5000;
+  // Each flag: set by one thread, read by others; release/acquire order
+  // what was done before it.
+  std::atomic<bool> a_started{false};
+  std::atomic<int> a_reads{0};
+  std::atomic<int> reads_when_b_went_on{-1};
+  // The other worker is held until a starts, so that b and a both start on
+  // the worker that takes the root.
+  pool.post([&] {
+    while (!a_started.load(std::memory_order_acquire)) std::this_thread::yield();
+  });
+  auto b = [&]() -> weft::Task<> {
+    std::vector<std::byte> one(1);
+    EXPECT_EQ(co_await pipe.read_at(std::span<std::byte>(one), 0), 1U);
+    reads_when_b_went_on.store(a_reads.load(std::memory_order_acquire), std::memory_order_release);
+  };
+  auto a = [&]() -> weft::Task<> {
+    a_started.store(true, std::memory_order_release);
+    std::vector<std::byte> buf(64 * 1024);
+    for (int i = 0; i < kReads; ++i) {
+      EXPECT_EQ(co_await file.read_at(std::span<std::byte>(buf), 0), buf.size());
+      a_reads.fetch_add(1, std::memory_order_release);
+    }
+  };
+  // when_all runs b in place and queues a: both on this worker.
+  auto root = [&]() -> weft::Task<> { co_await weft::when_all(b(), a()); };
+  weft::Future<void> done = pool.spawn(root());
+  while (!a_started.load(std::memory_order_acquire)) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // b's read reaches the kernel with a's first ones
+  const int w = ::open(fifo.c_str(), O_WRONLY);
+  ASSERT_GE(w, 0);
+  ASSERT_EQ(::write(w, "!", 1), 1);
+  ::close(w);
+  done.get();
+  const int seen = reads_when_b_went_on.load(std::memory_order_acquire);
+  ASSERT_GE(seen, 0);
+  EXPECT_LT(seen, kReads) << "b went on only after a's last read";
 }
 
 TEST(AsyncFile, WritesSyncsAndReadsBack) { weft::test::check_write_sync_read(); }

@@ -124,11 +124,14 @@ struct Waiter : TaskNode {
   // hand-off slot (detail/exec/promise.hpp) when a coroutine of the same
   // pool is running here and the slot is free, so the woken coroutine runs
   // on this worker as soon as the running one suspends; else on the pool's
-  // queues. Nothing touches the waiter afterwards: it lives in the
-  // coroutine's frame.
-  void resume() noexcept {
+  // queues. `may_hand_off` false: the running coroutine goes on rather than
+  // suspend (its own file operation completed in the same submission), and
+  // no other worker can take from the slot, so the woken one would wait
+  // there for as long as the running one runs: the queues instead. Nothing
+  // touches the waiter afterwards: it lives in the coroutine's frame.
+  void resume(bool may_hand_off = true) noexcept {
     Trampoline& t = trampoline;
-    if (t.active && !t.handoff && t.handoffs < kMaxHandoffs && on_worker_of(*home)) {
+    if (may_hand_off && t.active && !t.handoff && t.handoffs < kMaxHandoffs && on_worker_of(*home)) {
       ++t.handoffs;
       t.handoff = h;
       t.handoff_node = this;
@@ -176,8 +179,9 @@ class QueuedAwaiter {
 // runs, queueing each on its own deque: from a thread that is not the
 // pool's worker (the timer thread, the file completion thread) that is one
 // pool injection instead of one (and often a futex wake) per coroutine. On
-// a worker of their pool they are resumed one by one (Waiter::resume()).
-void resume_all(Waiter* chain) noexcept;
+// a worker of their pool they are resumed one by one (Waiter::resume(),
+// passed `may_hand_off`).
+void resume_all(Waiter* chain, bool may_hand_off = true) noexcept;
 
 // The waiters a completer claims under its lock and resumes once the lock
 // is dropped, in the order claimed. Waiters whose await_suspend is still
@@ -195,7 +199,7 @@ class WakeList {
     tail_ = &w->next;
   }
   // After the lock is dropped: nothing touches the waiters afterwards.
-  void resume() noexcept { resume_all(std::exchange(head_, nullptr)); }
+  void resume(bool may_hand_off = true) noexcept { resume_all(std::exchange(head_, nullptr), may_hand_off); }
 
  private:
   Waiter* head_ = nullptr;
