@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -219,6 +220,33 @@ int run_idle_child(const std::string& spec) {
 
 const std::vector<std::string>& idle_variants() { return harness::names_of<kVariants>(); }
 
+namespace {
+
+// The goals weft's pool is held to here, from this run's medians: at one
+// task per ms, its own threads' CPU and its post-to-start latency against
+// the best peer's (the pools an outside thread posts to), and its CPU while
+// idle.
+nlohmann::json idle_ratios(const Result& r, int workers) {
+  nlohmann::json ratios = nlohmann::json::array();
+  const auto best = [&](const char* metric) {
+    std::optional<double> b;
+    for (const char* peer : {"tbb", "asio-post", "article-pool"})
+      if (const auto m = median(r, Key(peer, metric, workers))) b = std::min(b.value_or(*m), *m);
+    return b;
+  };
+  const auto against_best = [&](const char* what, const char* metric) {
+    const auto weft = median(r, Key("weft", metric, workers));
+    const auto peer = best(metric);
+    if (weft && peer && *peer > 0) add_ratio(ratios, what, *weft / *peer, "<= 1.0");
+  };
+  against_best("one task per ms: weft's pool threads' CPU / the best peer's (same runs)", "cpu_ms_tick_pool_2s");
+  against_best("one task per ms: weft's post-to-start median / the best peer's", "start_latency_us");
+  add_ratio(ratios, "idle: weft's CPU ms per s", median(r, Key("weft", "cpu_ms_idle_1s", workers)), "<= 1.0");
+  return ratios;
+}
+
+}  // namespace
+
 Result run_idle(const IdleParams& p) {
   const int workers = p.workers > 0 ? p.workers : available_parallelism();
   std::string exe = p.child_exe;
@@ -274,6 +302,7 @@ Result run_idle(const IdleParams& p) {
     }
     for (Row* row : {&a, &b, &e, &f, &c, &d}) r.rows.push_back(std::move(*row));
   }
+  r.extra["ratios"] = idle_ratios(r, workers);
   return r;
 }
 
@@ -298,6 +327,7 @@ void print_above_baseline(const Result& r) {
     fmt::print("  {:<14} {:>10.1f} {:>14.1f} {:>14.1f} {:>10.1f} {:>14.1f}\n", row.variant, row.stats.median - *base,
                pool.value_or(0), poster.value_or(0) - *base_poster, start.value_or(0), p99.value_or(0));
   }
+  print_ratios(r, "Goals:", 72);
 }
 
 // One measurement, in the child process the parent re-executed.

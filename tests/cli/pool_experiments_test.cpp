@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -195,6 +196,18 @@ TEST(PoolExperiments, IdleJsonHasEveryVariant) {
   }
   // Without a pool, the ticking thread is the process (its tasks run in place).
   EXPECT_LT(figure("baseline", "cpu_ms_tick_pool_2s"), figure("baseline", "cpu_ms_tick_poster_2s"));
+  // The goals, from the medians above: weft against the best of the peers.
+  std::map<std::string, double> goals;
+  for (const auto& g : j.at("ratios")) goals[g.at("what").get<std::string>()] = g.at("value").get<double>();
+  double best_pool_cpu = 1e300;  // over the peers measured (a peer not built has no figure: -1)
+  for (const char* peer : {"tbb", "asio-post", "article-pool"})
+    if (const double x = figure(peer, "cpu_ms_tick_pool_2s"); x >= 0) best_pool_cpu = std::min(best_pool_cpu, x);
+  ASSERT_TRUE(goals.count("one task per ms: weft's pool threads' CPU / the best peer's (same runs)"));
+  EXPECT_NEAR(goals["one task per ms: weft's pool threads' CPU / the best peer's (same runs)"],
+              figure("weft", "cpu_ms_tick_pool_2s") / best_pool_cpu, 1e-9);
+  EXPECT_TRUE(goals.count("one task per ms: weft's post-to-start median / the best peer's"));
+  ASSERT_TRUE(goals.count("idle: weft's CPU ms per s"));
+  EXPECT_EQ(goals["idle: weft's CPU ms per s"], figure("weft", "cpu_ms_idle_1s"));
   EXPECT_EQ(j.at("params").at("warmup"), "one unrecorded run per variant");
 }
 
