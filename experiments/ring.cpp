@@ -205,11 +205,11 @@ constexpr std::array<FlagVariant, 7> kFlags{{
 
 const std::vector<std::string>& ring_flags() { return harness::names_of<kFlags>(); }
 
-double release_ring_ns_per_hop(std::int64_t hops) {
+double release_ring_seconds(std::int64_t hops) {
   const RunOutcome o = run_once<ReleaseFlag<false>>(2, hops, {}, 60.0);
   if (o.stopped || o.hops_done != hops)
     throw std::runtime_error(fmt::format("ring: a ring of two threads made {} of {} hops in a minute", o.hops_done, hops));
-  return o.seconds * 1e9 / static_cast<double>(hops);
+  return o.seconds;
 }
 
 Result run_ring(const RingParams& p) {

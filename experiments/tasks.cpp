@@ -59,17 +59,17 @@ struct Run {
 
 double elapsed_s(std::int64_t t0) { return static_cast<double>(wall_ns() - t0) / 1e9; }
 
-// The yardstick of the remote round trip's goal: a hop of `weft ring`'s
-// release ring between two unpinned threads, measured in this run (the
-// host's cross-CPU latency moves from minute to minute). At least 100,000
-// hops: a short ring is all start-up. Returns the seconds `u.tasks` hops
-// take at the measured rate; the counter holds the hops.
-constexpr std::int64_t kMinRingHops = 100'000;
+// The yardstick of the remote round trip's goal: `u.tasks` hops of `weft
+// ring`'s release ring between two unpinned threads, measured in this run
+// (the host's cross-CPU latency moves from minute to minute). The counter
+// holds the hops, all made (release_ring_seconds() throws otherwise).
 double run_ring_hop(const Run& u, Counter& c) {
-  const double ns = release_ring_ns_per_hop(std::max(u.tasks, kMinRingHops));
+  const double s = release_ring_seconds(u.tasks);
   c.n.store(u.tasks, std::memory_order_relaxed);  // relaxed: read after the run, on this thread
-  return ns * static_cast<double>(u.tasks) / 1e9;
+  return s;
 }
+// At least this many hops: a short ring is all start-up.
+constexpr std::int64_t kMinRingHops = 100'000;
 
 void check(const std::string& variant, const Run& u, const Counter& c) {
   const std::int64_t got = c.n.load(std::memory_order_relaxed);  // relaxed: the run has been waited for
@@ -369,7 +369,10 @@ Result run_tasks(const TasksParams& p) {
   std::vector<std::string> notes;
   const auto add = [&](harness::Unit u, Mode mode) {
     const bool rt = mode == Mode::round_trip;
-    const std::int64_t n = rt ? rt_n : u.variant == "std-async" ? async_n : p.tasks;
+    const std::int64_t n = u.variant == "ring-hop"  ? std::max(rt_n, kMinRingHops)
+                           : rt                       ? rt_n
+                           : u.variant == "std-async" ? async_n
+                                                      : p.tasks;
     runs.push_back(Run{u.threads, mode, n, nullptr});
     notes.push_back(!u.runs() ? u.why_not
                     : rt      ? count_note(rt_n, p.tasks, "round trips")
@@ -431,9 +434,7 @@ Result run_tasks(const TasksParams& p) {
     auto per = [](double s, std::int64_t n) { return s * 1e9 / static_cast<double>(n); };
     if (u.variant == "ring-hop") {
       Row hop = row("ns_per_hop", "ns", per);
-      if (u.runs())
-        hop.note = fmt::format("`weft ring`'s release flag, 2 unpinned threads, {} hops a run",
-                               std::max(run.tasks, kMinRingHops));
+      if (u.runs()) hop.note = fmt::format("`weft ring`'s release flag, 2 unpinned threads, {} hops a run", run.tasks);
       r.rows.push_back(std::move(hop));
       continue;
     }

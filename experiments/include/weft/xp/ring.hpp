@@ -34,10 +34,10 @@ struct RingParams {
 
 Result run_ring(const RingParams& p);
 
-// The "release" flag's ring of two threads, unpinned: `hops` hops, and the
-// ns per hop. `weft tasks` runs it beside the pool's round trips, so that
+// The "release" flag's ring of two threads, unpinned: the seconds `hops`
+// hops take. `weft tasks` runs it beside the pool's round trips, so that
 // its remote round trip is compared with a hop measured in the same run.
-// Throws std::runtime_error if the ring stalls for a minute.
-double release_ring_ns_per_hop(std::int64_t hops);
+// Throws std::runtime_error unless every hop was made within a minute.
+double release_ring_seconds(std::int64_t hops);
 
 }  // namespace weft::xp
