@@ -73,11 +73,13 @@ TEST(ReadmeTable, GoalsCarryAVerdict) {
 // "## weft <command>" heading: each must be what that command prints now.
 TEST(DocsCli, EachHelpBlockIsTheCommandsHelp) {
   const std::string doc = read_text(WEFT_SOURCE_DIR "/docs/cli.md");
+  const std::string heading = "\n## weft ";
+  const std::string fence = "\n\n```\n";
   int blocks = 0;
-  for (std::size_t at = doc.find("\n## weft "); at != std::string::npos; at = doc.find("\n## weft ", at + 1)) {
-    const std::size_t line_end = doc.find('\n', at + 1);
-    const std::string command = doc.substr(at + 9, line_end - (at + 9));  // after "\n## weft "
-    const std::string fence = "\n\n```\n";
+  for (std::size_t at = doc.find(heading); at != std::string::npos; at = doc.find(heading, at + 1)) {
+    const std::size_t name = at + heading.size();
+    const std::size_t line_end = doc.find('\n', name);
+    const std::string command = doc.substr(name, line_end - name);
     if (doc.compare(line_end, fence.size(), fence) != 0) continue;  // a heading without a help block
     const std::size_t body = line_end + fence.size();
     const std::size_t close = doc.find("```", body);
