@@ -19,13 +19,13 @@ namespace weft {
 
 namespace {
 
-constexpr std::string_view kWho = "Reader";
+constexpr std::string_view kReader = "Reader";
 
 }  // namespace
 
 Reader::Reader(int fd, std::string name, std::size_t buffer_size)
     : BufferedFd(std::move(name), buffer_size, fd) {
-  buffer_ = detail::io_buffer(fd_, buffer_size, kWho, name_);
+  buffer_ = detail::io_buffer(fd_, buffer_size, kReader, name_);
   pos_ = end_ = buffer_.get();
 }
 
@@ -33,8 +33,8 @@ Reader::Reader(int fd, std::string name, std::size_t buffer_size)
 // failed allocation would leave the open descriptor to no one.
 Reader::Reader(const std::filesystem::path& path, std::size_t buffer_size)
     : BufferedFd(path.string(), buffer_size, -1) {
-  fd_ = detail::io_open(name_, O_RDONLY, kWho, "open");
-  buffer_ = detail::io_buffer(fd_, buffer_size, kWho, name_);
+  fd_ = detail::io_open(name_, O_RDONLY, kReader, "open");
+  buffer_ = detail::io_buffer(fd_, buffer_size, kReader, name_);
   pos_ = end_ = buffer_.get();
   // read(2) on a directory fails only at the first read, with a bare EISDIR;
   // say so at open, where the caller knows which path it was.
@@ -42,11 +42,11 @@ Reader::Reader(const std::filesystem::path& path, std::size_t buffer_size)
   if (::fstat(fd_, &st) != 0) {
     const int err = errno;
     close();
-    detail::io_throw(err, kWho, "stat", name_);
+    detail::io_throw(err, kReader, "stat", name_);
   }
   if (S_ISDIR(st.st_mode)) {
     close();
-    detail::io_throw(EISDIR, kWho, "read", name_);
+    detail::io_throw(EISDIR, kReader, "read", name_);
   }
   if (S_ISREG(st.st_mode)) {
     // A hint for the kernel's readahead; failure changes nothing.
@@ -101,14 +101,14 @@ std::span<const std::byte> Reader::refill() {
       end_ = buf + n;
       return {pos_, end_};
     }
-    if (errno != EINTR) detail::io_throw(errno, kWho, "read", name_);
+    if (errno != EINTR) detail::io_throw(errno, kReader, "read", name_);
   }
 }
 
 void Reader::check_eof() {
   if (!check_shrink_ || bytes_read_ >= size_at_open_) return;
   struct stat st{};
-  if (::fstat(fd_, &st) != 0) detail::io_throw(errno, kWho, "stat", name_);
+  if (::fstat(fd_, &st) != 0) detail::io_throw(errno, kReader, "stat", name_);
   if (static_cast<std::uint64_t>(st.st_size) >= size_at_open_) {
     // Not truncated: a pseudo file whose size is not its length (sysfs).
     // Its end is where read(2) says; stop asking.
@@ -141,7 +141,7 @@ std::size_t Reader::read(std::span<std::byte> out) {
       const ssize_t n = ::read(fd_, out.data() + done, left);
       if (n < 0) {
         if (errno == EINTR) continue;
-        detail::io_throw(errno, kWho, "read", name_);
+        detail::io_throw(errno, kReader, "read", name_);
       }
       if (n == 0) {
         check_eof();

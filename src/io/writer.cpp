@@ -16,14 +16,14 @@ namespace weft {
 
 namespace {
 
-constexpr std::string_view kWho = "Writer";
+constexpr std::string_view kWriter = "Writer";
 constexpr std::string_view kUnreported = "weft::Writer destroyed with an unreported failure";
 
 }  // namespace
 
 Writer::Writer(int fd, std::string name, std::size_t buffer_size)
     : BufferedFd(std::move(name), buffer_size, fd) {
-  buffer_ = detail::io_buffer(fd_, buffer_size, kWho, name_);
+  buffer_ = detail::io_buffer(fd_, buffer_size, kWriter, name_);
   pos_ = buffer_.get();
   end_ = pos_ + capacity_;
 }
@@ -33,7 +33,7 @@ Writer::Writer(int fd, std::string name, std::size_t buffer_size)
 // leave the open descriptor to no one. Moving it cannot throw.
 Writer Writer::open(const std::filesystem::path& path, int flags, std::string_view action, std::size_t buffer_size) {
   std::string name = path.string();
-  const int fd = detail::io_open(name, flags, kWho, action);
+  const int fd = detail::io_open(name, flags, kWriter, action);
   return Writer(fd, std::move(name), buffer_size);
 }
 
@@ -68,7 +68,7 @@ Writer::~Writer() { finish(); }
 
 void Writer::check_usable() const {
   if (fd_ < 0) throw std::logic_error("weft::Writer: write to a closed Writer");
-  if (error_ != 0) detail::io_throw(error_, kWho, "write", name_);
+  if (error_ != 0) detail::io_throw(error_, kWriter, "write", name_);
 }
 
 void Writer::write_all(const std::byte* data, std::size_t size) {
@@ -80,7 +80,7 @@ void Writer::write_all(const std::byte* data, std::size_t size) {
       // The data is lost either way; dropping it keeps later calls from
       // writing a hole-ridden tail after the failure.
       pos_ = buffer_.get();
-      detail::io_throw(error_, kWho, "write", name_);
+      detail::io_throw(error_, kWriter, "write", name_);
     }
     data += n;
     size -= static_cast<std::size_t>(n);
@@ -148,7 +148,7 @@ void Writer::close() {
     // EINTR: Linux has closed the descriptor anyway and there is nothing to
     // retry; other errors (EIO, ENOSPC, EDQUOT on network file systems) mean
     // data did not make it.
-    failure = detail::io_error(errno, kWho, "close", name_);
+    failure = detail::io_error(errno, kWriter, "close", name_);
   }
   fd_ = -1;
   buffer_.reset();

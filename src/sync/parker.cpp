@@ -6,7 +6,7 @@
 namespace weft {
 
 namespace {
-using W = detail::ParkerWord;
+using PW = detail::ParkerWord;
 
 // Parker's side of the engine (state table in parker.hpp).
 struct ParkWait : detail::WaitProtocolBase {
@@ -17,27 +17,27 @@ struct ParkWait : detail::WaitProtocolBase {
   static constexpr bool kPollDecides = false;
   // relaxed poll: the acquire that orders the unparker's writes is the
   // fetch_sub / compare-exchange in announce() that consumes the permit.
-  bool poll() const noexcept { return state.load(std::memory_order_relaxed) == W::kNotified; }
+  bool poll() const noexcept { return state.load(std::memory_order_relaxed) == PW::kNotified; }
   detail::WaitStep announce() noexcept {
     if (!announced) {
       announced = true;
       // kNotified -> kEmpty (take the permit) or kEmpty -> kParked (announce
       // the sleep), in one step. acquire: pairs with unpark()'s release exchange.
-      return state.fetch_sub(1, std::memory_order_acquire) == W::kNotified ? detail::WaitStep::done()
-                                                                           : detail::WaitStep::sleep(W::kParked);
+      return state.fetch_sub(1, std::memory_order_acquire) == PW::kNotified ? detail::WaitStep::done()
+                                                                           : detail::WaitStep::sleep(PW::kParked);
     }
-    std::uint32_t expected = W::kNotified;
+    std::uint32_t expected = PW::kNotified;
     // After a futex return. acquire: pairs with unpark()'s release. Failure
     // (still kParked) is a spurious wake-up or a time slice: sleep again.
-    return state.compare_exchange_strong(expected, W::kEmpty, std::memory_order_acquire, std::memory_order_relaxed)
+    return state.compare_exchange_strong(expected, PW::kEmpty, std::memory_order_acquire, std::memory_order_relaxed)
                ? detail::WaitStep::done()
-               : detail::WaitStep::sleep(W::kParked);
+               : detail::WaitStep::sleep(PW::kParked);
   }
   bool give_up() noexcept {
     // Withdraw the announcement. If an unpark() landed meanwhile the word
     // is kNotified and we take that permit instead of timing out.
     // acquire: as above, when it was kNotified.
-    return state.exchange(W::kEmpty, std::memory_order_acquire) == W::kNotified;
+    return state.exchange(PW::kEmpty, std::memory_order_acquire) == PW::kNotified;
   }
   std::atomic<std::uint32_t>& word() noexcept { return state; }
 };
