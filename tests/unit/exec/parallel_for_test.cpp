@@ -262,15 +262,17 @@ TEST(ParallelForRanges, EveryPartitionerNearTheLimits) {
   weft::ThreadPool pool(workers(3));
   every_width_with(pool, weft::static_partition);
   every_width_with(pool, weft::fixed_grain(1000));
-  ASSERT_TRUE(each_once_by(pool, -2'000'000'000, 2'000'000'000, 1'000'000'000, weft::static_partition));
+  ASSERT_TRUE(each_once_by(pool, -1'100'000'000, 1'100'000'000, 1'000'000'000, weft::static_partition));
   ASSERT_TRUE(each_once_by(pool, std::int8_t{-128}, std::int8_t{127}, std::int8_t{3}, weft::fixed_grain(2)));
 }
 
-// The reported defect: hi - lo does not fit in int (4e9 > INT_MAX).
+// The reported defect: hi - lo does not fit in int (2.2e9 > INT_MAX; the
+// report's 4e9 visits the same code at twice the time, which under clang's
+// ASan is half a minute).
 TEST(ParallelForRanges, IntRangeWiderThanIntMax) {
-  weft::test::Watchdog dog("int range of 4e9");
+  weft::test::Watchdog dog("int range of 2.2e9");
   weft::ThreadPool pool(workers(2));
-  ASSERT_TRUE(each_once_by(pool, -2'000'000'000, 2'000'000'000, 1'000'000'000));
+  ASSERT_TRUE(each_once_by(pool, -1'100'000'000, 1'100'000'000, 1'000'000'000));
 }
 
 // Many workers cut a small type's range into more pieces than it has
