@@ -678,7 +678,7 @@ void set_sizes(SuiteParams& p, const Sizes& s) {
 }
 
 const Register<SuiteParams> reg{{
-    .name = "suite", .page = 107, .seconds = {15, 75, 300},
+    .name = "suite", .page = 107, .seconds = {8, 75, 300},
     .title = "The task-parallel suite: fib, skynet, nqueens, integrate, matmul, UTS, knapsack",
     .summary = "The recursive benchmarks task runtimes are compared on (fib, skynet, nqueens, integrate, matmul, "
                "UTS T1/T3, knapsack): weft's fork-join (parallel_invoke) and coroutines against oneTBB and OpenMP "
@@ -702,7 +702,9 @@ const Register<SuiteParams> reg{{
                         0, 1),
                 reps(&SuiteParams::reps)},
     .sizes = {[](SuiteParams& p) {
-                p.workloads = {"fib", "skynet", "nqueens", "integrate", "matmul", "uts-t1", "knapsack"};
+                // Not UTS: T1, the smallest tree the UTS specification
+                // defines, is three quarters of the quick run (ask for it by name).
+                p.workloads = {"fib", "skynet", "nqueens", "integrate", "matmul", "knapsack"};
                 set_sizes(p, {.fib = 25, .skynet = 5, .nqueens = 10, .integrate = 200, .matmul = 128, .reps = 1});
               },
               nullptr,

@@ -489,7 +489,7 @@ void print_tasks(const Result& r) {
 }
 
 const Register<TasksParams> reg{{
-    .name = "tasks", .page = 30, .article = "001_async_vs_pool", .seconds = {12, 18, 120},
+    .name = "tasks", .page = 30, .article = "001_async_vs_pool", .seconds = {8, 18, 120},
     .title = "Tiny tasks: std::async against thread pools",
     .summary = "Tiny tasks through std::async and thread pools (Tkrzw blog 2021: std::async vs a thread pool)",
     .options = {integer("--tasks,-n", &TasksParams::tasks,
@@ -505,7 +505,7 @@ const Register<TasksParams> reg{{
                 p.async_tasks = 5'000;
                 p.round_trip_tasks = 5'000;  // the article's pool: 40-80 us a round trip on 2 CPUs
                 p.workers = {1, 2, 4};
-                p.reps = 3;
+                p.reps = 2;
               },
               [](TasksParams& p) {
                 p.tasks = 500'000;

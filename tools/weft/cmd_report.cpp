@@ -430,7 +430,7 @@ const Register reg{{
     "Run every experiment and write a report directory: index.html, figures, results.json",
     [](CLI::App& sub) {
       auto o = std::make_shared<ReportOptions>();
-      sub.add_flag("--quick", o->quick, "Smaller sizes (about 90 s on 2 CPUs)");
+      sub.add_flag("--quick", o->quick, "Smaller sizes (about 70 s on 2 CPUs)");
       sub.add_flag("--full", o->full, "Every experiment at its largest size: more repetitions, larger runs");
       sub.add_option("--out,-o", o->out, "Report directory (default weft-report)");
       sub.add_flag("--force", o->force, "Write into a non-empty directory (replacing an earlier report)");
