@@ -100,6 +100,26 @@ void invoke_join(InvokeTask* tasks, std::size_t n) noexcept {
   // guest), which it still is: its own deque, looked up once.
   WorkerContext& ctx = this_worker();
   Worker& w = *ctx.worker;
+  // All at once while no worker looks for work (an n-way fork, skynet's
+  // 9 or a loop's pieces): one fence for the n take-backs instead of n.
+  // They are then out of thieves' reach until they have run here, which
+  // costs nothing while nobody would steal; a worker that is idle (a
+  // relaxed hint, stale either way at worst by one join) leaves them to
+  // the one-at-a-time pops below, so it can still take the older ones.
+  if (n > 1 && ctx.pool->idle_count() == 0) {
+    bool restored = false;
+    if (w.source.deque.take_newest_n(
+            static_cast<std::int64_t>(n), [tasks](std::int64_t i) { return static_cast<TaskNode*>(&tasks[i]); },
+            restored)) {
+      for (std::size_t i = n; i-- > 0;) {
+        // As take_own(): counted before it runs, inside the running task.
+        count_completed(w.completed);
+        tasks[i].run_here();
+      }
+      return;
+    }
+    if (restored) ctx.pool->announce_own_push(w);
+  }
   // Newest first: a task still at the bottom of this worker's deque is
   // taken back (the pop decides: no thief can have it after) and run here;
   // its word is nobody else's, so it is not touched.

@@ -45,6 +45,13 @@ TEST(Interleave, DequeOwnerClaimIfAndThieves) {
   });
 }
 
+TEST(Interleave, DequeOwnerTakesGroupsBackAndThieves) {
+  weft::test::for_each_interleaving("deque take_n owner/thieves", 1000, [&](std::uint64_t) {
+    const std::vector<int> taken = weft::test::deque_race(300, 2, 2, 2, weft::test::OwnerTakes::take_n);
+    for (std::size_t i = 0; i < taken.size(); ++i) ASSERT_EQ(taken[i], 1) << "item " << i;
+  });
+}
+
 TEST(Interleave, ParkerManyUnparkers) {
   weft::test::for_each_interleaving("parker many unparkers", 1000, [&](std::uint64_t) {
     weft::Parker owner;

@@ -246,6 +246,8 @@ TEST(PoolStress, StatsReadWhileWorkersRun) {
 // - claim_if: the owner takes back through claim_bottom_if(), whose test
 //   reads the task, while every thief writes to each task it takes: under
 //   ThreadSanitizer, a test that read a task before claiming it is a race.
+// - take_n: forks of 2 to 9 tasks taken back a group at a time with
+//   take_newest_n(), or one at a time where a thief reached the group.
 class DequeStress : public ::testing::TestWithParam<weft::test::OwnerTakes> {};
 
 TEST_P(DequeStress, EachItemIsTakenOnce) {
@@ -258,12 +260,13 @@ TEST_P(DequeStress, EachItemIsTakenOnce) {
 
 INSTANTIATE_TEST_SUITE_P(OwnerTakes, DequeStress,
                          ::testing::Values(weft::test::OwnerTakes::pop, weft::test::OwnerTakes::batched,
-                                           weft::test::OwnerTakes::claim_if),
+                                           weft::test::OwnerTakes::claim_if, weft::test::OwnerTakes::take_n),
                          [](const ::testing::TestParamInfo<weft::test::OwnerTakes>& mode) {
                            switch (mode.param) {
                              case weft::test::OwnerTakes::pop: return std::string("pop");
                              case weft::test::OwnerTakes::batched: return std::string("batched");
                              case weft::test::OwnerTakes::claim_if: return std::string("claim_if");
+                             case weft::test::OwnerTakes::take_n: return std::string("take_n");
                            }
                            return std::string("unknown");
                          });

@@ -14,8 +14,15 @@
 //   takes, as a thief that runs and frees a task would: a test that read a
 //   task before claiming it would race that write (ThreadSanitizer says so).
 //   The tasks it says no to are popped at the end.
+// - take_n: the owner pushes the tasks in groups of 2 to 9 (push_n, as a
+//   fork does) and takes a group back with take_newest_n(), one fence for
+//   the group, as an n-way join does; where that says no (a thief reached
+//   the group's oldest task, or the group is all that is queued) it pops
+//   one at a time, as the join then does. Below each group the owner pushes
+//   one task it leaves to the thieves, and every third group it leaves too.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstddef>
@@ -28,7 +35,7 @@
 
 namespace weft::test {
 
-enum class OwnerTakes { pop, batched, claim_if };
+enum class OwnerTakes { pop, batched, claim_if, take_n };
 
 inline void deque_race_keep(detail::TaskNode*) noexcept {}
 inline void deque_race_leave(detail::TaskNode*) noexcept {}
@@ -78,10 +85,34 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
       return d.claim_bottom_if([](const detail::TaskNode* t) { return t->execute == &deque_race_keep; }, pushed_back);
     return batched ? d.pop_batched(pushed_back) : owner.pop();
   };
-  for (std::size_t i = 0; i < n; ++i) {
-    owner.push(&tasks[i]);
-    if (i % static_cast<std::size_t>(pop_every) == 0)
-      if (detail::TaskNode* t = pop()) take(t);
+  if (mode == OwnerTakes::take_n) {
+    std::size_t group = 0;
+    for (std::size_t i = 0; i < n; ++group) {
+      // One task alone below each group, for the thieves: the group's
+      // oldest is then often one steal away from being the oldest queued.
+      owner.push(&tasks[i++]);
+      if (i == n) break;
+      const std::size_t k = std::min<std::size_t>(2 + group % 8, n - i);
+      d.push_n(static_cast<std::int64_t>(k), [&tasks, i](std::int64_t j) { return &tasks[i + static_cast<std::size_t>(j)]; });
+      if (group % 3 != 2) {
+        bool restored = false;
+        if (d.take_newest_n(
+                static_cast<std::int64_t>(k), [&tasks, i](std::int64_t j) { return &tasks[i + static_cast<std::size_t>(j)]; },
+                restored)) {
+          for (std::size_t j = 0; j < k; ++j) take(&tasks[i + j]);
+        } else {
+          for (std::size_t j = 0; j < k; ++j)
+            if (detail::TaskNode* t = owner.pop()) take(t);
+        }
+      }
+      i += k;
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      owner.push(&tasks[i]);
+      if (i % static_cast<std::size_t>(pop_every) == 0)
+        if (detail::TaskNode* t = pop()) take(t);
+    }
   }
   while (detail::TaskNode* t = pop()) take(t);
   if (mode == OwnerTakes::claim_if)

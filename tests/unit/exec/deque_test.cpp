@@ -83,6 +83,39 @@ TEST(WorkStealingDeque, PopExactlyTakesOnlyTheTaskAskedForAndPutsAnOtherBack) {
   EXPECT_TRUE(d.empty());
 }
 
+TEST(WorkStealingDeque, TakeNewestNTakesTheNewestTasksOnlyWithAnOlderOneLeft) {
+  weft::detail::WorkStealingDeque d(8);
+  auto tasks = make_tasks(5);
+  for (auto& t : tasks) d.push(&t);
+  bool restored = true;
+  const auto from = [&](std::size_t first) {
+    return [&tasks, first](std::int64_t i) { return &tasks[first + static_cast<std::size_t>(i)]; };
+  };
+  // Not the newest three in their order: nothing taken, nothing moved.
+  EXPECT_FALSE(d.take_newest_n(3, from(1), restored));
+  EXPECT_FALSE(restored);
+  EXPECT_EQ(d.size(), 5);
+  // tasks[2..5) are the newest three, with two older ones below them.
+  EXPECT_TRUE(d.take_newest_n(3, from(2), restored));
+  EXPECT_FALSE(restored);
+  EXPECT_EQ(d.size(), 2);
+  // The two left are every task queued: the oldest is a thief's to race
+  // for, so they stay (one at a time is the way), found before any store.
+  EXPECT_FALSE(d.take_newest_n(2, from(0), restored));
+  EXPECT_FALSE(restored);
+  weft::detail::TaskNode* x = nullptr;
+  ASSERT_EQ(d.steal(x), weft::detail::Steal::success);
+  EXPECT_EQ(x, &tasks[0]);
+  EXPECT_EQ(d.pop(), &tasks[1]);
+  EXPECT_TRUE(d.empty());
+  // A push after a take reuses the slots the taken tasks held.
+  d.push(&tasks[0]);
+  d.push_n(3, from(2));
+  EXPECT_TRUE(d.take_newest_n(3, from(2), restored));
+  EXPECT_EQ(d.pop(), &tasks[0]);
+  EXPECT_TRUE(d.empty());
+}
+
 TEST(WorkStealingDeque, PushNIsNPushesAndGrowsFirst) {
   weft::detail::WorkStealingDeque d(4);
   auto tasks = make_tasks(11);

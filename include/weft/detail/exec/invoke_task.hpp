@@ -9,6 +9,9 @@
 // finish has taken the task's one unit off its word. So a fork whose task
 // is not stolen costs a deque push and a pop, as in libfork or oneTBB's
 // parallel_invoke, instead of a TaskGroup's allocation, counting and wait.
+// An n-way fork's join takes its tasks back together while no worker is
+// idle (WorkStealingDeque::take_newest_n(): one fence for the n pops;
+// model: tests/model/take_newest.pml).
 //
 // The word: (units << 2) | waiter bit, block_on()'s protocol with one unit
 // (as TaskGroup's root). Model: tests/model/invoke_join.pml.

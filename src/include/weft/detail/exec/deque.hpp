@@ -207,6 +207,53 @@ class WorkStealingDeque {
     return pop() == t ? t : nullptr;
   }
 
+  // Owner only: takes the newest k tasks (k >= 1) at once, with one fence,
+  // if they are exactly expected(0), ..., expected(k - 1), oldest first,
+  // and no thief can reach the oldest of them: true, and they are the
+  // caller's to run; false, and the deque holds what it held less any task a
+  // thief took meanwhile. pop() k times with one store of bottom_ and one
+  // fence instead of k: the argument is pop()'s for its uncontested case,
+  // with the bottom lowered past k tasks instead of one. After the fence,
+  // top t < b - k means every thief's CAS can only take an index below
+  // b - k (a thief that reads top >= b - k later reads bottom after its
+  // fence, so sees ours, and the range empty). Not for a deque that
+  // steal_batch() takes from (pop_batched() says why), and none of the k is
+  // stealable until the caller has run them: the caller decides when that
+  // is worth one fence instead of k (invoke_join(): nobody idle to steal).
+  //
+  // On false the lowered bottom is restored, and `restored` says so: while
+  // it was lowered the tasks looked gone to a thief, which may have gone to
+  // sleep, so a caller in a pool announces them as a push, as after
+  // pop_exactly()'s push-back. Reads no task: compares the pointers in the
+  // slots (the owner's own writes) with `expected`.
+  template <class Expected>
+  [[nodiscard]] bool take_newest_n(std::int64_t k, Expected&& expected, bool& restored) {
+    restored = false;
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    const std::int64_t nb = b - k;
+    // relaxed: a hint (the fence below decides): the oldest of the k is the
+    // last queued one, which pop() would race for through top_.
+    if (nb <= top_.load(std::memory_order_relaxed)) return false;
+    Array* a = array_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    for (std::int64_t i = 0; i < k; ++i) {
+      // relaxed: the owner wrote the slots; thieves only read them.
+      if (a->slot(nb + i).load(std::memory_order_relaxed) != expected(i)) return false;
+    }
+    bottom_.store(nb, std::memory_order_relaxed);  // relaxed: ordered against top_ by the fence below
+    sched_point();
+    // seq_cst fence: as in reserve_bottom(), the store to bottom_ and the
+    // load of top_ must not be reordered (store-load).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    const std::int64_t t = top_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
+    sched_point();
+    if (t < nb) return true;
+    // A thief reached the oldest (or is racing for it): back as it was,
+    // less what thieves took; the caller pops one at a time.
+    bottom_.store(b, std::memory_order_relaxed);  // relaxed: the owner's view; tasks thieves took stay taken (top_ > their index)
+    restored = true;
+    return false;
+  }
+
   // Owner only: pops the newest task and says whether it was `t` (the
   // common answer in a fork-join's join, which expects its own task back):
   // pop_if() without the look before the pop, whose loads the pop makes
