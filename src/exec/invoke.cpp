@@ -102,28 +102,42 @@ void invoke_join(InvokeTask* tasks, std::size_t n) noexcept {
   Worker& w = *ctx.worker;
   // All at once while no worker looks for work (an n-way fork, skynet's
   // 9 or a loop's pieces): one fence for the n take-backs instead of n.
-  // They are then out of thieves' reach until they have run here, which
-  // costs nothing while nobody would steal; a worker that is idle (a
-  // relaxed hint, stale either way at worst by one join) leaves them to
-  // the one-at-a-time pops below, so it can still take the older ones.
+  // They are then out of thieves' reach while they run here one after
+  // another, so after each one the join looks at the idle word again (a
+  // relaxed hint, one load) and, if a worker has gone idle, pushes the
+  // ones not yet run back, as the fork pushed them, and joins those one at
+  // a time below, where a thief can take them: an idle worker waits at
+  // most one sibling's run for them. (Left on the deque from the start,
+  // every sibling is a thief's at once; taken back together, none is
+  // until the one running returns. A function that waits for another of
+  // the same call can therefore wait for ever, as it can on a pool of one
+  // worker: parallel_invoke's contract says so.)
+  std::size_t left = n;
   if (n > 1 && ctx.pool->idle_count() == 0) {
     bool restored = false;
-    if (w.source.deque.take_newest_n(
-            static_cast<std::int64_t>(n), [tasks](std::int64_t i) { return static_cast<TaskNode*>(&tasks[i]); },
-            restored)) {
-      for (std::size_t i = n; i-- > 0;) {
+    const auto task_at = [tasks](std::int64_t i) { return static_cast<TaskNode*>(&tasks[i]); };
+    if (w.source.deque.take_newest_n(static_cast<std::int64_t>(n), task_at, restored)) {
+      for (left = n; left > 0;) {
+        --left;
         // As take_own(): counted before it runs, inside the running task.
         count_completed(w.completed);
-        tasks[i].run_here();
+        tasks[left].run_here();
+        // No growth (try_push_n()): this join cannot throw; a deque
+        // too full to take them back keeps them here.
+        if (left > 0 && ctx.pool->idle_count() > 0 &&
+            w.source.deque.try_push_n(static_cast<std::int64_t>(left), task_at)) {
+          ctx.pool->announce_own_push(w);
+          break;
+        }
       }
-      return;
+      if (left == 0) return;
+    } else if (restored) {
+      ctx.pool->announce_own_push(w);
     }
-    if (restored) ctx.pool->announce_own_push(w);
   }
   // Newest first: a task still at the bottom of this worker's deque is
   // taken back (the pop decides: no thief can have it after) and run here;
   // its word is nobody else's, so it is not touched.
-  std::size_t left = n;
   while (left > 0) {
     InvokeTask* const t = &tasks[left - 1];
     if (!take_own(*ctx.pool, w, t)) break;

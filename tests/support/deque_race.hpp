@@ -19,7 +19,8 @@
 //   the group, as an n-way join does; where that says no (a thief reached
 //   the group's oldest task, or the group is all that is queued) it pops
 //   one at a time, as the join then does. Below each group the owner pushes
-//   one task it leaves to the thieves, and every third group it leaves too.
+//   one task it leaves to the thieves, and every third group it leaves too
+//   (`pop_every` is not used).
 #pragma once
 
 #include <algorithm>

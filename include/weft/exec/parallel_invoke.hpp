@@ -13,6 +13,13 @@
 /// rethrown (a handed-off function's, else the first function's) and any
 /// others are dropped.
 ///
+/// The functions may run one after another on the calling thread (on a pool
+/// of one worker; or, for an n-way call inside a task, while no worker is
+/// idle: its join then takes them back together, and hands the rest back to
+/// the pool as soon as a worker goes idle between two of them). So a
+/// function must not wait for another function of the same call: that wait
+/// can last for ever.
+///
 /// Cost: called on a worker of `pool` (inside a task, the recursive case),
 /// the handed-off functions' tasks live in the caller's stack frame: a fork
 /// whose task no thief took costs a push and a pop on the worker's own

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <limits>
 #include <set>
 #include <stdexcept>
@@ -159,6 +160,59 @@ TEST(ParallelInvokeN, NestsToAnyDepthOnAOneWorkerPool) {
   weft::ThreadPool pool(workers(1));
   EXPECT_EQ(pool.submit([&] { return tree_nodes(pool, 5, 10); }).get(), 111'111);
   EXPECT_EQ(tree_nodes(pool, 3, 12), 1 + 12 + 144 + 1728);
+}
+
+// Waits up to 5 s for `done()`; whether it came.
+template <class Done>
+bool within_5s(const Done& done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// An n-way join on a worker takes its tasks back together while no worker
+// is idle; when one goes idle between two of them, the ones not yet run go
+// back to the pool for it. Worker B is held in a task until f(2) runs, so
+// the join (worker A's, an older task queued below the fork) takes f(2),
+// f(1) and f(0) back together; f(2) frees B and returns once B is idle;
+// f(1) then waits for f(0) to start, which only B can start if f(0) went
+// back to the pool. (f(1) waiting for f(0) is what the contract forbids:
+// here it is the probe, bounded by the timeout.)
+TEST(ParallelInvokeN, SiblingsTakenBackGoBackToAWorkerThatGoesIdle) {
+  weft::test::Watchdog dog("siblings back to an idle worker");
+  weft::ThreadPool pool(workers(2));
+  std::atomic<bool> b_held{false}, release_b{false}, older_ran{false}, f0_started{false};
+  std::atomic<bool> f0_seen_by_f1{false};
+  std::thread::id a, f0_thread;
+  auto hold = pool.submit([&] {
+    b_held = true;
+    within_5s([&] { return release_b.load(); });
+  });
+  auto join = pool.submit([&] {
+    a = std::this_thread::get_id();
+    if (!within_5s([&] { return b_held.load(); })) return;
+    pool.post([&] { older_ran = true; });  // the older task below the fork
+    weft::parallel_invoke_n(pool, 4, [&](std::size_t i) {
+      if (i == 2) {
+        release_b = true;
+        within_5s([&] { return older_ran.load(); });
+        within_5s([&] { return pool.idle_worker_count() > 0; });
+      } else if (i == 1) {
+        f0_seen_by_f1 = within_5s([&] { return f0_started.load(); });
+      } else if (i == 0) {
+        f0_thread = std::this_thread::get_id();
+        f0_started = true;
+      }
+    });
+  });
+  // Remote waits: a get() from here could run a still-queued task itself.
+  weft::detail::get_remote(hold);
+  weft::detail::get_remote(join);
+  EXPECT_TRUE(f0_seen_by_f1.load()) << "f(0) stayed out of the idle worker's reach while f(1) ran";
+  EXPECT_NE(f0_thread, a);
 }
 
 TEST(DefaultPool, OnePoolForEveryThreadSizedByAvailableParallelism) {

@@ -112,6 +112,7 @@ TEST(WorkStealingDeque, TakeNewestNTakesTheNewestTasksOnlyWithAnOlderOneLeft) {
   d.push(&tasks[0]);
   d.push_n(3, from(2));
   EXPECT_TRUE(d.take_newest_n(3, from(2), restored));
+  EXPECT_FALSE(restored);
   EXPECT_EQ(d.pop(), &tasks[0]);
   EXPECT_TRUE(d.empty());
 }

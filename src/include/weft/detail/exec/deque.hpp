@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "weft/detail/cache_line.hpp"
@@ -77,6 +78,20 @@ class WorkStealingDeque {
     sched_point();
     // release: a thief that reads the new bottom (acquire) sees the slots and the tasks' contents.
     bottom_.store(b + n, std::memory_order_release);
+  }
+
+  // Owner only: push_n() if the array holds n more without growing; false,
+  // and nothing pushed, if it would have to grow (for a caller that must
+  // not throw, putting back tasks it took: they fitted before).
+  template <class Get>
+  [[nodiscard]] bool try_push_n(std::int64_t n, Get&& get) {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    // acquire: as in push(): slots thieves took are free to reuse.
+    const std::int64_t t_ = top_.load(std::memory_order_acquire);
+    const Array* a = array_.load(std::memory_order_relaxed);  // relaxed: only the owner writes it
+    if (b + n - t_ > a->mask + 1) return false;
+    push_n(n, std::forward<Get>(get));  // fits: top_ only grows meanwhile
+    return true;
   }
 
   // Owner only: the most recently pushed task, or nullptr.
@@ -249,7 +264,10 @@ class WorkStealingDeque {
     if (t < nb) return true;
     // A thief reached the oldest (or is racing for it): back as it was,
     // less what thieves took; the caller pops one at a time.
-    bottom_.store(b, std::memory_order_relaxed);  // relaxed: the owner's view; tasks thieves took stay taken (top_ > their index)
+    // relaxed: the fence above is a release fence before this store, so a
+    // thief whose acquire load reads it sees the slots (written before the
+    // fence); tasks thieves took meanwhile stay taken (top_ is past them).
+    bottom_.store(b, std::memory_order_relaxed);
     restored = true;
     return false;
   }
