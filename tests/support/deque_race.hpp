@@ -94,12 +94,11 @@ inline std::vector<int> deque_race(std::int64_t items, std::int64_t capacity, in
       owner.push(&tasks[i++]);
       if (i == n) break;
       const std::size_t k = std::min<std::size_t>(2 + group % 8, n - i);
-      d.push_n(static_cast<std::int64_t>(k), [&tasks, i](std::int64_t j) { return &tasks[i + static_cast<std::size_t>(j)]; });
+      const auto member = [&tasks, i](std::int64_t j) { return &tasks[i + static_cast<std::size_t>(j)]; };
+      d.push_n(static_cast<std::int64_t>(k), member);
       if (group % 3 != 2) {
         bool restored = false;
-        if (d.take_newest_n(
-                static_cast<std::int64_t>(k), [&tasks, i](std::int64_t j) { return &tasks[i + static_cast<std::size_t>(j)]; },
-                restored)) {
+        if (d.take_newest_n(static_cast<std::int64_t>(k), member, restored)) {
           for (std::size_t j = 0; j < k; ++j) take(&tasks[i + j]);
         } else {
           for (std::size_t j = 0; j < k; ++j)

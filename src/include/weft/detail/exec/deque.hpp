@@ -254,20 +254,16 @@ class WorkStealingDeque {
       // relaxed: the owner wrote the slots; thieves only read them.
       if (a->slot(nb + i).load(std::memory_order_relaxed) != expected(i)) return false;
     }
-    bottom_.store(nb, std::memory_order_relaxed);  // relaxed: ordered against top_ by the fence below
-    sched_point();
-    // seq_cst fence: as in reserve_bottom(), the store to bottom_ and the
-    // load of top_ must not be reordered (store-load).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    const std::int64_t t = top_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
-    sched_point();
-    if (t < nb) return true;
+    const Bottom r = reserve_bottom(k);
+    if (r.t < r.b) return true;
     // A thief reached the oldest (or is racing for it): back as it was,
-    // less what thieves took; the caller pops one at a time.
-    // relaxed: the fence above is a release fence before this store, so a
-    // thief whose acquire load reads it sees the slots (written before the
-    // fence); tasks thieves took meanwhile stay taken (top_ is past them).
-    bottom_.store(b, std::memory_order_relaxed);
+    // less what thieves took; the caller pops one at a time. (Where a thief
+    // took it already, reserve_bottom() has restored the bottom.)
+    // relaxed: the fence in reserve_bottom() is a release fence before this
+    // store, so a thief whose acquire load reads it sees the slots (written
+    // before the fence); tasks thieves took meanwhile stay taken (top_ is
+    // past them).
+    if (!r.empty()) bottom_.store(b, std::memory_order_relaxed);
     restored = true;
     return false;
   }
@@ -390,17 +386,18 @@ class WorkStealingDeque {
   };
   Array* grow(Array* a, std::int64_t t, std::int64_t b);
 
-  // The first step of both owner pops: slot b = bottom - 1 withdrawn from
-  // the thieves' view, and the top read after it; an empty deque is
-  // restored (empty() then says so).
+  // The first step of every owner pop: the newest k slots, from b =
+  // bottom - k up, withdrawn from the thieves' view, and the top read after
+  // it; when a thief has taken slot b already (t > b: for k = 1, an empty
+  // deque) the bottom is restored (empty() then says so).
   struct Bottom {
     std::int64_t b;
     std::int64_t t;
     Array* a;
     [[nodiscard]] bool empty() const noexcept { return t > b; }
   };
-  Bottom reserve_bottom() {
-    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;  // relaxed: owner's own variable
+  Bottom reserve_bottom(std::int64_t k = 1) {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - k;  // relaxed: owner's own variable
     Array* a = array_.load(std::memory_order_relaxed);                    // relaxed: owner's own variable
     bottom_.store(b, std::memory_order_relaxed);  // relaxed: ordered against top_ by the fence below
     sched_point();
@@ -410,7 +407,11 @@ class WorkStealingDeque {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     const std::int64_t t = top_.load(std::memory_order_relaxed);  // relaxed: ordered by the fence
     sched_point();
-    if (t > b) bottom_.store(b + 1, std::memory_order_relaxed);  // empty; relaxed: restores the owner's view only
+    // relaxed: for k = 1 the deque is empty and this restores the owner's
+    // view only; for more, tasks above t may still be queued, and the fence
+    // above is a release fence before this store, so a thief whose acquire
+    // load reads it sees their slots.
+    if (t > b) bottom_.store(b + k, std::memory_order_relaxed);
     return {b, t, a};
   }
 
