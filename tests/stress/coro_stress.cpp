@@ -144,4 +144,62 @@ TEST(CoroStress, ForkJoinWhoseChildrenSuspendAndMoveBetweenThreads) {
             0);
 }
 
+// A ten-way fan-out (skynet's shape) whose joins queue their nine other
+// children together (push_own_n(): one release of the deque's bottom, one
+// fence), with children that, by a hash of their place, move to the pool
+// or await another worker's future: thieves take some of each batch while
+// the owner's chain takes the rest back one at a time. Sums the leaves'
+// numbers, so a child run twice or lost shows.
+Task<std::int64_t> mixed_skynet(weft::ThreadPool& p, std::int64_t num, std::int64_t size, std::uint32_t path) {
+  const std::uint32_t h = path * 2654435761U;
+  if ((h >> 29) == 1) co_await p.schedule();
+  if ((h >> 29) == 2) (void)co_await p.submit([] { return 0; });
+  if (size == 1) co_return num;
+  const std::int64_t step = size / 10;
+  std::vector<Task<std::int64_t>> kids;
+  for (std::uint32_t i = 0; i < 10; ++i) kids.push_back(mixed_skynet(p, num + i * step, step, path * 16 + i + 1));
+  std::int64_t s = 0;
+  for (const std::int64_t x : co_await weft::when_all(std::move(kids))) s += x;
+  co_return s;
+}
+
+TEST(CoroStress, WideJoinsQueueTheirChildrenTogether) {
+  const std::int64_t rounds = weft::test::stress_count(30, 6);
+  weft::test::Watchdog dog("coro ten-way joins");
+  weft::ThreadPool pool(workers(3));
+  // 10^4 leaves numbered 0 .. 9,999.
+  EXPECT_EQ(wrong_answers(2, rounds, 49'995'000,
+                          [&](std::int64_t r, int t) {
+                            const auto seed = static_cast<std::uint32_t>(r * 2 + t + 1);
+                            return (r & 1) == 0 ? weft::sync_wait(pool, mixed_skynet(pool, 0, 10'000, seed))
+                                                : pool.spawn(mixed_skynet(pool, 0, 10'000, seed)).get();
+                          }),
+            0);
+}
+
+// One join of more children than a worker's deque holds at first: the
+// batch grows the deque before any of them is visible to a thief.
+Task<std::int64_t> leaf(weft::ThreadPool& p, std::int64_t v) {
+  if ((v & 7) == 3) co_await p.schedule();
+  co_return v;
+}
+Task<std::int64_t> wide(weft::ThreadPool& p, std::int64_t n) {
+  co_await p.schedule();
+  std::vector<Task<std::int64_t>> kids;
+  for (std::int64_t i = 0; i < n; ++i) kids.push_back(leaf(p, i));
+  std::int64_t s = 0;
+  for (const std::int64_t x : co_await weft::when_all(std::move(kids))) s += x;
+  co_return s;
+}
+
+TEST(CoroStress, AJoinWiderThanTheDequeGrowsIt) {
+  const std::int64_t rounds = weft::test::stress_count(40, 8);
+  constexpr std::int64_t kWide = 5'000;
+  weft::test::Watchdog dog("coro join of 5,000");
+  weft::ThreadPool pool(workers(2));
+  EXPECT_EQ(wrong_answers(2, rounds, kWide * (kWide - 1) / 2,
+                          [&](std::int64_t, int) { return weft::sync_wait(pool, wide(pool, kWide)); }),
+            0);
+}
+
 }  // namespace

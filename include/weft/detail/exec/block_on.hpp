@@ -17,6 +17,8 @@
 
 namespace weft::detail {
 
+class PoolCore;
+
 using DonePredicate = bool (*)(std::uint32_t word) noexcept;
 
 // Returns false only if `timeout` (when positive) expired first.
@@ -39,6 +41,13 @@ bool run_if_still_queued(TaskNode* t) noexcept;
 // task it is running, whose own count keeps the pool from looking idle
 // meanwhile).
 TaskNode* take_own_newest_in(const void* first, std::size_t bytes) noexcept;
+// A coroutine join's fork (weft/exec/coro.hpp): if the calling thread is a
+// worker of `pool`, pushes the n tasks at first, first + stride bytes, ...
+// onto its own deque, oldest first, with one release of the bottom, then
+// one fence and one run of the wake rule, as parallel_invoke's fork does
+// (invoke.cpp). False, with nothing pushed, on any other thread or if the
+// deque cannot grow to hold them: the caller pushes them one by one.
+bool push_own_n(PoolCore& pool, TaskNode* first, std::size_t stride, std::size_t n) noexcept;
 // True if the calling thread is a worker of some weft pool.
 bool on_worker_thread() noexcept;
 
