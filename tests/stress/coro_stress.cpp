@@ -178,7 +178,9 @@ TEST(CoroStress, WideJoinsQueueTheirChildrenTogether) {
 }
 
 // One join of more children than a worker's deque holds at first: the
-// batch grows the deque before any of them is visible to a thief.
+// batch grows the deque before any of them is visible to a thief (in the
+// first rounds on each worker: a deque keeps the room it grew), and thieves
+// take part of 5,000 children that the owner's chain takes back one by one.
 Task<std::int64_t> leaf(weft::ThreadPool& p, std::int64_t v) {
   if ((v & 7) == 3) co_await p.schedule();
   co_return v;

@@ -284,6 +284,10 @@ void bind_child(JoinChild& c, Join& j, weft::Task<T>& t, const PromiseBase& pare
 // resumed exactly once, by the last child.
 inline void start_join(Join& j, JoinChild* kids, std::size_t n, std::coroutine_handle<> parent,
                        PoolCore* parent_pool) {
+  // First, before the trampoline's chain holds the join: it may throw (the
+  // default pool, built on first use, could not start its threads), and the
+  // exception then leaves await_suspend() with nothing to undo.
+  PoolCore& pool = parent_pool != nullptr ? *parent_pool : current_or_default_pool();
   j.parent = parent;
   // On the owner's chain only inside a resume_here() loop, which sees the
   // chain break (a raw resume from elsewhere has none): then child 0 runs
@@ -299,7 +303,6 @@ inline void start_join(Join& j, JoinChild* kids, std::size_t n, std::coroutine_h
     j.below = t.chain;
     t.chain = &j;
   }
-  PoolCore& pool = parent_pool != nullptr ? *parent_pool : current_or_default_pool();
   // More than one, on a worker of the pool (the recursive case): all at
   // once, one fence and one wake rule for the n - 1, not a push() each, as
   // parallel_invoke_n's fork does. One goes through push(), which costs
