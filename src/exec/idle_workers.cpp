@@ -175,6 +175,7 @@ bool IdleWorkers::park(Worker& w, const WaitOptions& opts, std::chrono::nanoseco
   } else {
     w.parker.park(opts);
   }
+  PoolCore::unsteer(w);
   c.since_ns = now_ns();
   trace_event_at(w, c.since_ns, TraceKind::wake);
   bump(c.idle_ns, static_cast<std::uint64_t>(c.since_ns - parked));
@@ -247,13 +248,13 @@ bool IdleWorkers::notify_one(const Source* pushed_to) noexcept {
   return wake(1, 0) != 0;
 }
 
-bool IdleWorkers::notify_for_own_push(const Source& own) noexcept {
+bool IdleWorkers::notify_for_own_push(const Source& own, bool steer) noexcept {
   sched_point();
   // relaxed: ordered after the caller's push by its fence, as in notify_one().
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
   if (sleeping(s) == 0) return false;
   const std::uint32_t looking = searching(s);
-  if (looking == 0) return wake(1, 0) != 0;  // notify_one()'s case
+  if (looking == 0) return wake(1, 0, steer) != 0;  // notify_one()'s case
   // Not beyond the searchers' bound: one woken now would find, back from
   // its first task, that it may not search, park again, and be woken by
   // the next push (20 fan-ins of 10,000 empty tasks by a worker on 16
@@ -266,7 +267,7 @@ bool IdleWorkers::notify_for_own_push(const Source& own) noexcept {
   // searchers, whom found()'s ramp and the sleep path already expect.
   const std::int64_t queued = own.deque.size();
   if (queued <= static_cast<std::int64_t>(looking)) return false;
-  return wake(1, static_cast<std::uint32_t>(queued - 1)) != 0;
+  return wake(1, static_cast<std::uint32_t>(queued - 1), steer) != 0;
 }
 
 bool IdleWorkers::wake_needed(const Source& pushed_to) const noexcept {
@@ -286,7 +287,7 @@ bool IdleWorkers::wake_needed(const Source& pushed_to) const noexcept {
   return true;
 }
 
-std::uint32_t IdleWorkers::wake(std::uint32_t want, std::uint32_t max_searching) noexcept {
+std::uint32_t IdleWorkers::wake(std::uint32_t want, std::uint32_t max_searching, bool steer) noexcept {
   std::array<int, kWakeBatch> woken;
   std::uint32_t n = 0;
   {
@@ -304,7 +305,11 @@ std::uint32_t IdleWorkers::wake(std::uint32_t want, std::uint32_t max_searching)
     // to the workers.
     idle_state_.fetch_add(n * (kSearching - kSleeping), std::memory_order_relaxed);
   }
-  for (std::uint32_t i = 0; i < n; ++i) pool_.unpark(woken[i]);
+  const int here = steer && n != 0 ? sched_getcpu() : -1;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (here >= 0) pool_.steer_off(woken[i], here);
+    pool_.unpark(woken[i]);
+  }
   return n;
 }
 

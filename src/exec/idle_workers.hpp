@@ -53,8 +53,10 @@ class IdleWorkers {
   // alone then wakes nobody for the pushes in between, so a pool coming out
   // of sleep for a divide and conquer came up one wake latency at a time
   // (on a 16-vCPU Xeon, 100-480 us of a 5 ms reduce). Reads own's size only
-  // while someone sleeps and someone searches.
-  bool notify_for_own_push(const Source& own) noexcept;
+  // while someone sleeps and someone searches. `steer`: the pusher goes on
+  // computing where it is and the worker it wakes must not queue behind it
+  // (PoolCore::steer_off()).
+  bool notify_for_own_push(const Source& own, bool steer = false) noexcept;
 
   // The most sleepers one call wakes. A wake-up costs the waker a futex
   // syscall (~2-5 us here), so one thread waking 64 would hold its own task
@@ -116,8 +118,9 @@ class IdleWorkers {
   // Takes up to `want` sleepers (at most kWakeBatch) off the list, counted
   // as searching, and unparks them; none if more than `max_searching`
   // workers search when it holds the lock; unparks them after the lock.
-  // Returns how many it woke.
-  std::uint32_t wake(std::uint32_t want, std::uint32_t max_searching) noexcept;
+  // `steer`: keep each woken worker off the waker's CPU until it runs
+  // (PoolCore::steer_off()). Returns how many it woke.
+  std::uint32_t wake(std::uint32_t want, std::uint32_t max_searching, bool steer = false) noexcept;
   static constexpr std::uint32_t kAnySearching = ~std::uint32_t{0};
   // Parks w until a permit comes, or for at most `window` when it is not
   // zero, counting the park, the wake-up and the time on each side of it

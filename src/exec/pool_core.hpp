@@ -2,6 +2,9 @@
 // See docs/design/pool.md for the protocol and its correctness argument.
 #pragma once
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -98,6 +101,15 @@ struct alignas(kCacheLine) Worker {
   std::uint64_t rng = 0;
   NativeThread thread;
   WorkerCounters counters;
+  // A waker that narrowed this worker's CPU mask (PoolCore::steer_off())
+  // keeps the mask it had here and sets `steered`; the worker puts the mask
+  // back once its park returns. steered: release by the waker after
+  // `unsteered`, acquire by the worker's exchange before reading it.
+  cpu_set_t unsteered{};
+  std::atomic<bool> steered{false};
+  // The seat's guest only (owner only: the seated thread): its next wake-up
+  // of a sleeper is steered off its CPU (seat_begin() sets it).
+  bool steer_next_wake = false;
 };
 
 class PoolCore {
@@ -156,6 +168,19 @@ class PoolCore {
   // before its store (the stop hook must not race the owner's last reads).
   bool stopping() const noexcept { return stop_.load(std::memory_order_acquire); }
   // Ends worker i's park (after a waker took it off the sleepers' list).
+  // Before unpark(i), by a waker that goes on computing on CPU `cpu`:
+  // takes `cpu` out of unpinned worker i's mask until i runs again
+  // (unsteer()), so that the kernel places the wake-up on another CPU.
+  // Without it the kernel at times queued the woken worker on the waker's
+  // CPU, behind the waker, while the other CPU idled, until a load balance
+  // moved it up to a tick later (docs/design/pool.md, "The calling thread
+  // is one of the P"). Three system calls, so only where it pays: the
+  // seated caller's first wake-up, which starts its parallel call's other
+  // workers. Nothing for a pinned pool, a worker already steered, or a mask
+  // with no other CPU.
+  void steer_off(int i, int cpu) noexcept;
+  // The woken worker's side, after every park: its mask back if steered.
+  static void unsteer(Worker& w) noexcept;
   void unpark(int i) noexcept {
     Worker& w = *workers_[static_cast<std::size_t>(i)];
     w.woken_at_ns.store(now_ns(), std::memory_order_relaxed);  // relaxed: see Worker::woken_at_ns
@@ -273,7 +298,12 @@ inline void PoolCore::announce_own_push(Worker& w) noexcept {
   // with no worker parked there is nobody to wake (relaxed: ordered after
   // the push by the fence above, as there).
   if (idle_.sleeping_count() == 0) return;
-  if (idle_.notify_for_own_push(w.source)) count_wakes_sent(w);
+  // The seated caller's first wake-up of its tenure (seat.cpp): steered.
+  const bool steer = w.steer_next_wake;
+  if (idle_.notify_for_own_push(w.source, steer)) {
+    w.steer_next_wake = false;
+    count_wakes_sent(w);
+  }
 }
 
 // WEFT_TRACE (src/exec/trace.cpp): its path, read once (null: unset or

@@ -64,6 +64,7 @@ int PoolCore::seat_begin() noexcept {
   // worker runs nothing until the seat is given back.
   guest_->index = leased;
   guest_->counters.since_ns = now_ns();
+  guest_->steer_next_wake = true;  // pool_core.hpp, steer_off()
   // Field by field: a task this thread runs in place (ctx.in_place) goes
   // on being that pool's once the seat is given back.
   ctx.pool = this;

@@ -259,6 +259,31 @@ void run_hook(const std::function<void(int)>& hook, const char* name, int index)
 }
 }  // namespace
 
+void PoolCore::steer_off(int i, int cpu) noexcept {
+  if (!cpus_.empty() || cpu < 0 || cpu >= CPU_SETSIZE) return;  // pinned: each worker has its CPU
+  Worker& w = *workers_[static_cast<std::size_t>(i)];
+  // relaxed: only a waker sets it, and one waker at a time holds a worker
+  // it took off the sleepers' list; still set means the worker has not
+  // run since the last steer, and its saved mask is the one to keep.
+  if (w.steered.load(std::memory_order_relaxed)) return;
+  cpu_set_t mask;
+  if (pthread_getaffinity_np(w.thread.native_handle(), sizeof mask, &mask) != 0) return;
+  if (!CPU_ISSET(cpu, &mask) || CPU_COUNT(&mask) < 2) return;
+  w.unsteered = mask;
+  CPU_CLR(cpu, &mask);
+  if (pthread_setaffinity_np(w.thread.native_handle(), sizeof mask, &mask) != 0) return;
+  w.steered.store(true, std::memory_order_release);  // release: `unsteered` before it
+}
+
+void PoolCore::unsteer(Worker& w) noexcept {
+  // relaxed first look: the common case, not steered, costs a load. acquire
+  // exchange: the waker's `unsteered` before our read of it.
+  if (!w.steered.load(std::memory_order_relaxed) || !w.steered.exchange(false, std::memory_order_acquire)) return;
+  // A failure (the process's CPUs shrank meanwhile) leaves the narrower
+  // mask, which the kernel still honours; nothing is lost.
+  (void)sched_setaffinity(0, sizeof w.unsteered, &w.unsteered);
+}
+
 void PoolCore::run_worker(Worker& w) {
   this_worker() = {this, &w};
   if (w.cpu < 0) w.cpu = current_cpu();  // unpinned: a hint, the scheduler may move us

@@ -11,6 +11,8 @@
 #include "weft/exec/thread_pool.hpp"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -103,6 +105,34 @@ TEST(Seat, AtMostPThreadsComputeAndEachIndexHasOneThread) {
         EXPECT_LE(by_index[static_cast<std::size_t>(i)].size(), 1U) << "index " << i << ", " << p << " workers";
     }
   }
+}
+
+// The seated caller's first wake-up of a call keeps the woken worker off
+// the caller's CPU until that worker runs (PoolCore::steer_off()); by the
+// time it runs a task its CPU mask is whole again. A worker left with the
+// narrowed mask fails this.
+TEST(Seat, AWorkerTheSeatedCallerWokeRunsWithItsWholeCpuMask) {
+  cpu_set_t whole;
+  ASSERT_EQ(sched_getaffinity(0, sizeof whole, &whole), 0);
+  if (CPU_COUNT(&whole) < 2) GTEST_SKIP() << "one CPU allowed: nothing to steer off";
+  weft::test::Watchdog dog("steered wake-ups");
+  weft::ThreadPool pool(parking(3));  // the seat leases one; the caller's push wakes another
+  const std::thread::id me = std::this_thread::get_id();
+  std::atomic<int> worker_tasks{0};
+  std::atomic<int> narrowed{0};
+  for (int round = 0; round < 20; ++round) {
+    until_all_parked(pool);
+    weft::parallel_for(pool, 0, 32, [&](int) {
+      spin_for(50us);
+      if (std::this_thread::get_id() == me) return;
+      cpu_set_t now;
+      if (pthread_getaffinity_np(pthread_self(), sizeof now, &now) != 0 || !CPU_EQUAL(&now, &whole))
+        narrowed.fetch_add(1);
+      worker_tasks.fetch_add(1);
+    });
+  }
+  EXPECT_GT(worker_tasks.load(), 0) << "no worker ran a task: nothing was woken";
+  EXPECT_EQ(narrowed.load(), 0) << "a worker ran a task with the mask its waker narrowed";
 }
 
 TEST(Seat, IsGivenBackWhenTheCallThrows) {
