@@ -107,6 +107,9 @@ struct alignas(kCacheLine) Worker {
   // `unsteered`, acquire by the worker's exchange before reading it.
   cpu_set_t unsteered{};
   std::atomic<bool> steered{false};
+  // The worker thread's kernel id (for steer_off()), written once as it
+  // starts, before the constructor returns.
+  pid_t tid = 0;
   // The seat's guest only (owner only: the seated thread): its next wake-up
   // of a sleeper is steered off its CPU (seat_begin() sets it).
   bool steer_next_wake = false;

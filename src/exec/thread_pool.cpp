@@ -7,6 +7,8 @@
 // idle_workers.cpp (the sleep protocol), seat.cpp (the caller's seat).
 #include "weft/exec/thread_pool.hpp"
 
+#include <unistd.h>
+
 #include <cassert>
 #include <cstdio>
 #include <stdexcept>
@@ -261,17 +263,22 @@ void run_hook(const std::function<void(int)>& hook, const char* name, int index)
 
 void PoolCore::steer_off(int i, int cpu) noexcept {
   if (!cpus_.empty() || cpu < 0 || cpu >= CPU_SETSIZE) return;  // pinned: each worker has its CPU
+  // A stopping pool's workers may have exited (a seated call racing
+  // shutdown()): leave them be. The thread id, not the pthread handle, so
+  // that a thread that exits after this check makes the calls fail (ESRCH)
+  // rather than touch a freed descriptor.
+  if (stopping()) return;
   Worker& w = *workers_[static_cast<std::size_t>(i)];
   // relaxed: only a waker sets it, and one waker at a time holds a worker
   // it took off the sleepers' list; still set means the worker has not
   // run since the last steer, and its saved mask is the one to keep.
   if (w.steered.load(std::memory_order_relaxed)) return;
   cpu_set_t mask;
-  if (pthread_getaffinity_np(w.thread.native_handle(), sizeof mask, &mask) != 0) return;
+  if (w.tid <= 0 || sched_getaffinity(w.tid, sizeof mask, &mask) != 0) return;
   if (!CPU_ISSET(cpu, &mask) || CPU_COUNT(&mask) < 2) return;
   w.unsteered = mask;
   CPU_CLR(cpu, &mask);
-  if (pthread_setaffinity_np(w.thread.native_handle(), sizeof mask, &mask) != 0) return;
+  if (sched_setaffinity(w.tid, sizeof mask, &mask) != 0) return;
   w.steered.store(true, std::memory_order_release);  // release: `unsteered` before it
 }
 
@@ -279,14 +286,21 @@ void PoolCore::unsteer(Worker& w) noexcept {
   // relaxed first look: the common case, not steered, costs a load. acquire
   // exchange: the waker's `unsteered` before our read of it.
   if (!w.steered.load(std::memory_order_relaxed) || !w.steered.exchange(false, std::memory_order_acquire)) return;
-  // A failure (the process's CPUs shrank meanwhile) leaves the narrower
-  // mask, which the kernel still honours; nothing is lost.
-  (void)sched_setaffinity(0, sizeof w.unsteered, &w.unsteered);
+  // The saved mask fails only if the CPUs allowed shrank meanwhile (a
+  // cpuset change) to none of it; then every CPU, which the kernel narrows
+  // to what is allowed, so the worker is never left off the caller's CPU.
+  if (sched_setaffinity(0, sizeof w.unsteered, &w.unsteered) != 0) {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+    (void)sched_setaffinity(0, sizeof all, &all);
+  }
 }
 
 void PoolCore::run_worker(Worker& w) {
   this_worker() = {this, &w};
   if (w.cpu < 0) w.cpu = current_cpu();  // unpinned: a hint, the scheduler may move us
+  w.tid = gettid();  // published with w.cpu by the release below
   // release: the constructor reads w.cpu after seeing the count reach 0.
   if (unread_cpus_.fetch_sub(1, std::memory_order_release) == 1) unread_cpus_.notify_one();
   rings_ready_.wait(false, std::memory_order_acquire);  // acquire: see release_workers()
