@@ -44,24 +44,14 @@ TaskNode* take_own_newest_in(const void* first, std::size_t bytes) noexcept {
 bool push_own_n(PoolCore& pool, TaskNode* first, std::size_t stride, std::size_t n) noexcept {
   WorkerContext& c = this_worker();
   if (c.pool != &pool) return false;
-  Worker& w = *c.worker;
-  Source& s = w.source;
-  // Before the pushes: wait_idle() must never count a completion it has not
-  // counted pushed.
-  bump(s.pushed, n);
   auto* const base = reinterpret_cast<std::byte*>(first);
   try {
-    s.deque.push_n(static_cast<std::int64_t>(n), [base, stride](std::int64_t i) -> TaskNode* {
+    pool.push_own_batch(*c.worker, n, [base, stride](std::int64_t i) -> TaskNode* {
       return reinterpret_cast<TaskNode*>(base + static_cast<std::size_t>(i) * stride);
     });
   } catch (...) {
-    // The deque could not grow: none was queued (push_n() grows first).
-    // relaxed: owner-written counter, as bump() writes it.
-    s.pushed.store(s.pushed.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
-    return false;
+    return false;  // the deque could not grow: none queued; the caller pushes them one by one
   }
-  // Every push before the one fence (docs/design/pool.md; invoke_fork()).
-  pool.announce_own_push(w);
   return true;
 }
 

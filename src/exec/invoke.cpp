@@ -39,30 +39,10 @@ bool invoke_fork(ThreadPool& pool, InvokeTask* tasks, std::size_t n) {
   WorkerContext& ctx = this_worker();
   // ThreadPool::is_worker(), inline, and without core_of()'s call.
   if (ctx.pool == nullptr || ctx.pool->owner != &pool) return false;
-  PoolCore& core = *ctx.pool;
-  // PoolCore::push()'s worker branch for all the tasks at once: counted,
-  // pushed with one release of the deque's bottom, then one fence and one
-  // run of the wake rule, rather than all three per task: every push comes
-  // before the fence, so a sleeper's rescan or our read of the idle word
-  // sees all of them (docs/design/pool.md), and a sleeper woken for them
-  // wakes more as it finds them (IdleWorkers::found()'s ramp). The calls
-  // through push() and push_or_discard() were a third of a fork's
-  // instructions.
-  Worker& w = *ctx.worker;
-  Source& s = w.source;
-  // Before the pushes: wait_idle() must never count a completion it has not
-  // counted pushed.
-  bump(s.pushed, n);
-  try {
-    s.deque.push_n(static_cast<std::int64_t>(n), [tasks](std::int64_t i) -> TaskNode* { return &tasks[i]; });
-  } catch (...) {
-    // The deque could not grow: none of them was queued (push_n() grows
-    // first), so nothing ran and nothing is left to join.
-    // relaxed: owner-written counter, as bump() writes it.
-    s.pushed.store(s.pushed.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
-    throw;
-  }
-  core.announce_own_push(w);
+  // The calls through push() and push_or_discard() per task were a third
+  // of a fork's instructions. Throws, with nothing queued, if the deque
+  // cannot grow: nothing ran and nothing is left to join.
+  ctx.pool->push_own_batch(*ctx.worker, n, [tasks](std::int64_t i) -> TaskNode* { return &tasks[i]; });
   return true;
 }
 

@@ -224,6 +224,17 @@ class PoolCore {
   // Inline up to the common case, nobody parked (every fork-join task
   // passes here); the wake rule itself is out of line.
   void announce_own_push(Worker& w) noexcept;
+  // A fork's tasks, at(0) .. at(n - 1) oldest first, onto w's own deque:
+  // PoolCore::push()'s worker branch for all of them at once (counted,
+  // pushed with one release of the deque's bottom, then one fence and one
+  // run of the wake rule, rather than all three per task: every push comes
+  // before the fence, so a sleeper's rescan or our read of the idle word
+  // sees all of them, docs/design/pool.md, and a sleeper woken for them
+  // wakes more as it finds them, IdleWorkers::found()'s ramp). If the deque
+  // cannot grow (std::bad_alloc), none is queued and the count is undone.
+  // parallel_invoke's fork (invoke.cpp) and a coroutine join's (help.cpp).
+  template <class At>
+  void push_own_batch(Worker& w, std::size_t n, At&& at);
 
  private:
   PoolOptions options_;
@@ -307,6 +318,23 @@ inline void PoolCore::announce_own_push(Worker& w) noexcept {
     w.steer_next_wake = false;
     count_wakes_sent(w);
   }
+}
+
+template <class At>
+void PoolCore::push_own_batch(Worker& w, std::size_t n, At&& at) {
+  Source& s = w.source;
+  // Before the pushes: wait_idle() must never count a completion it has not
+  // counted pushed.
+  bump(s.pushed, n);
+  try {
+    s.deque.push_n(static_cast<std::int64_t>(n), at);
+  } catch (...) {
+    // push_n() grows first: nothing was queued.
+    // relaxed: owner-written counter, as bump() writes it.
+    s.pushed.store(s.pushed.load(std::memory_order_relaxed) - n, std::memory_order_relaxed);
+    throw;
+  }
+  announce_own_push(w);
 }
 
 // WEFT_TRACE (src/exec/trace.cpp): its path, read once (null: unset or

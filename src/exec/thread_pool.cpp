@@ -11,6 +11,7 @@
 
 #include <cassert>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -291,8 +292,7 @@ void PoolCore::unsteer(Worker& w) noexcept {
   // to what is allowed, so the worker is never left off the caller's CPU.
   if (sched_setaffinity(0, sizeof w.unsteered, &w.unsteered) != 0) {
     cpu_set_t all;
-    CPU_ZERO(&all);
-    for (int c = 0; c < CPU_SETSIZE; ++c) CPU_SET(c, &all);
+    std::memset(&all, 0xff, sizeof all);
     (void)sched_setaffinity(0, sizeof all, &all);
   }
 }
