@@ -103,6 +103,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     bool stopping = pool_.stopping();
     bool rescan_found = pool_.anything_queued() || stopping;
     bool woken_in_window = false;
+    TaskNode* handed = nullptr;
     if (deferred && !rescan_found) {
       // The heavy side was deferred (announce_sleep()): a running worker's
       // push may be in flight, unseen by that rescan and not seeing us. Park
@@ -132,17 +133,19 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       }
       if (!was_listed) {
         park(w, WaitOptions{});  // a waker took us off the list: its permit is on its way
+        handed = take_handed(w);
         woken = true;
       }
-      if (stopping && !pool_.anything_queued()) return leave();
+      if (handed == nullptr && stopping && !pool_.anything_queued()) return leave();
     } else {
       // No spin: the search above was it. A permit in the window woke us already.
       if (!woken_in_window) park(w, kNoSpin);
+      handed = take_handed(w);
       woken = true;
       // The waker counted us as searching. acquire (stopping()):
       // shutdown()'s stores before its stop_ store (the queues are quiet by
       // then).
-      if (pool_.stopping() && !pool_.anything_queued()) return leave();
+      if (handed == nullptr && pool_.stopping() && !pool_.anything_queued()) return leave();
     }
     const std::int64_t now = now_ns();
     if (!stretched) adapt(spun, opts, now);
@@ -155,6 +158,11 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       const std::int64_t task_at = woken ? w.woken_at_ns.load(std::memory_order_relaxed) : now;
       w.stretch.climb(spun.start_ns, task_at, opts.spin, opts.adaptive, pool_.seat_held());
     }
+    // Handed a task (hand_off()): the waker counted us as running, not
+    // searching, so no ramp is owed, and the task is ours alone; no stop
+    // check above, since shutdown() waits for it. The tuner and the
+    // stretch above learn from this wait as from any other.
+    if (handed != nullptr) return handed;
     if (TaskNode* mine = pool_.find_task(w)) return found(w, mine);
   }
 }
@@ -230,6 +238,34 @@ TaskNode* IdleWorkers::found(Worker& w, TaskNode* t) noexcept {
   }
   if (n != 0) count_wakes_sent(w, n);
   return t;
+}
+
+TaskNode* IdleWorkers::take_handed(Worker& w) noexcept {
+  // relaxed: see Worker::handed (the park's acquire ordered the waker's store).
+  TaskNode* const t = w.handed.load(std::memory_order_relaxed);
+  if (t == nullptr) return nullptr;
+  w.handed.store(nullptr, std::memory_order_relaxed);  // relaxed: owner's; no waker writes it until we sleep again
+  bump(w.counters.handed_posts);
+  return t;
+}
+
+int IdleWorkers::pool_size() const noexcept { return pool_.size(); }
+
+bool IdleWorkers::hand_off(TaskNode* t) noexcept {
+  int w = -1;
+  {
+    std::lock_guard lock(sleepers_mutex_);
+    // relaxed: under the lock, as every sleep transition.
+    const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
+    if (searching(s) != 0 || sleeping(s) != static_cast<std::uint32_t>(pool_.size()) || sleepers_.empty()) return false;
+    w = sleepers_.back();  // the most recent sleeper, as wake() takes
+    sleepers_.pop_back();
+    // sleeping -> running. relaxed: the lock orders it against other sleep
+    // transitions; the unpark below publishes t to the worker.
+    idle_state_.fetch_sub(kSleeping, std::memory_order_relaxed);
+  }
+  pool_.unpark(w, t);
+  return true;
 }
 
 TaskNode* IdleWorkers::leave() noexcept {

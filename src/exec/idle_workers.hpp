@@ -58,6 +58,24 @@ class IdleWorkers {
   // (PoolCore::steer_off()).
   bool notify_for_own_push(const Source& own, bool steer = false) noexcept;
 
+  // An outside post() into a pool whose workers all sleep: whether that is
+  // so, as a hint (relaxed; hand_off() decides under the lock).
+  bool all_asleep() const noexcept {
+    const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
+    return searching(s) == 0 && sleeping(s) == static_cast<std::uint32_t>(pool_size());
+  }
+  // If, under the sleepers' lock, every worker still sleeps and nobody
+  // searches: takes a sleeper off the list, counted as running (neither
+  // searching nor sleeping: it neither searches nor owes a ramp, and until
+  // it sleeps again a sleeper fences against it as against any running
+  // worker), leaves t with it (Worker::handed) and unparks it. False, and
+  // nothing done, otherwise. The caller has counted t as pushed and fenced
+  // against shutdown (PoolCore::push()). With nobody else awake, no
+  // submitter can be relying on a searcher or a rescan to find a task; the
+  // one we wake is woken for t alone (docs/design/pool.md, "A post into a
+  // sleeping pool"; tests/model/pool.pml -DWITH_HAND_OFF).
+  bool hand_off(TaskNode* t) noexcept;
+
   // The most sleepers one call wakes. A wake-up costs the waker a futex
   // syscall (~2-5 us here), so one thread waking 64 would hold its own task
   // back for a few hundred us; with a batch, the workers it wakes each wake
@@ -135,6 +153,10 @@ class IdleWorkers {
   static constexpr std::chrono::nanoseconds kDeferredFenceNs{1'000'000};
   // Ends w's search because the pool stops with nothing queued.
   TaskNode* leave() noexcept;
+  // After a park a waker ended: the task hand_off() left with w, taken, or
+  // null.
+  static TaskNode* take_handed(Worker& w) noexcept;
+  int pool_size() const noexcept;
   // The sleep announcement (docs/design/pool.md): lists worker `w` and adds
   // `delta` to the idle word (seq_cst RMW, under the mutex), bumps the idle
   // epoch, then fences, so the caller's rescan of the queues follows it. By

@@ -51,6 +51,7 @@ inline void count_completed(std::atomic<std::uint64_t>& completed) noexcept {
 struct alignas(kCacheLine) WorkerCounters {
   std::array<std::atomic<std::uint64_t>, kStealRings> steals_by_ring{};
   std::atomic<std::uint64_t> steals_from_submitters{0};
+  std::atomic<std::uint64_t> handed_posts{0};
   std::atomic<std::uint64_t> failed_steal_rounds{0};
   std::atomic<std::uint64_t> parks{0};
   std::atomic<std::uint64_t> wakeups_sent{0};
@@ -68,6 +69,13 @@ struct alignas(kCacheLine) WorkerCounters {
 struct alignas(kCacheLine) Worker {
   Source source;
   Parker parker;
+  // A task an outside post() handed to this worker as it woke it from a
+  // pool that was all asleep (IdleWorkers::hand_off()), on the parker's
+  // line, which the wake-up touches anyway. Written by that waker while the
+  // worker is parked and off the sleepers' list, before its unpark
+  // (release); read and cleared by the worker after its park (acquire):
+  // relaxed suffices on both sides.
+  std::atomic<TaskNode*> handed{nullptr};
   // Tasks this worker has finished; owner-written, read by wait_idle() and
   // as WorkerStats::tasks_run by stats().
   alignas(kCacheLine) std::atomic<std::uint64_t> completed{0};
@@ -128,6 +136,11 @@ class PoolCore {
   // std::system_error) has called t->discard(t), exactly once, before the
   // exception leaves: the caller never discards it again.
   void push(TaskNode* t);
+  // push() for a task nobody can take back (ThreadPool::post()): from an
+  // outside thread into a pool whose workers all sleep, it goes straight
+  // to the sleeper it wakes (IdleWorkers::hand_off()), which runs it
+  // without a search; otherwise as push().
+  void push_posted(TaskNode* t);
   void wait_idle();
   void shutdown();
   void record_exception(std::exception_ptr e) noexcept;
@@ -184,9 +197,10 @@ class PoolCore {
   void steer_off(int i, int cpu) noexcept;
   // The woken worker's side, after every park: its mask back if steered.
   static void unsteer(Worker& w) noexcept;
-  void unpark(int i) noexcept {
+  void unpark(int i, TaskNode* handed = nullptr) noexcept {
     Worker& w = *workers_[static_cast<std::size_t>(i)];
     w.woken_at_ns.store(now_ns(), std::memory_order_relaxed);  // relaxed: see Worker::woken_at_ns
+    if (handed != nullptr) w.handed.store(handed, std::memory_order_relaxed);  // relaxed: see Worker::handed
     w.parker.unpark();
   }
   // Whether an outside caller holds the seat. relaxed: a hint for the
@@ -197,6 +211,8 @@ class PoolCore {
   std::uint32_t idle_count() const noexcept { return idle_.idle_count(); }
 
  private:
+  // push() and push_posted(): `may_hand`, whether t may go to a sleeper.
+  void push(TaskNode* t, bool may_hand);
   // The calling outside thread's injection slot, taken on its first push.
   struct Injector {
     Source* source = nullptr;

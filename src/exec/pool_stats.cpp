@@ -24,6 +24,7 @@ PoolStats PoolCore::stats() const {
       ws.steals_from_workers += ws.steals_by_ring[r];
     }
     ws.steals_from_submitters = get(c.steals_from_submitters);
+    ws.handed_posts = get(c.handed_posts);
     ws.failed_steal_rounds = get(c.failed_steal_rounds);
     ws.parks = get(c.parks);
     ws.wakeups_sent = get(c.wakeups_sent);
@@ -52,6 +53,7 @@ WorkerStats& WorkerStats::operator+=(const WorkerStats& o) noexcept {
   tasks_run += o.tasks_run;
   steals_from_workers += o.steals_from_workers;
   steals_from_submitters += o.steals_from_submitters;
+  handed_posts += o.handed_posts;
   failed_steal_rounds += o.failed_steal_rounds;
   for (std::size_t r = 0; r < steals_by_ring.size(); ++r) steals_by_ring[r] += o.steals_by_ring[r];
   parks += o.parks;

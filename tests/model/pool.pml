@@ -72,7 +72,21 @@
  * a later task stranded with every worker parked.
  * -DBROKEN_RAMP: the ramp takes its sleepers off the list but leaves them
  * counted as sleeping (the woken worker is to count itself as searching):
- * spin must find the counters out of step with the list. *
+ * spin must find the counters out of step with the list.
+ *
+ * -DWITH_HAND_OFF: the submitter is an outside post() (PoolCore::push(),
+ * IdleWorkers::hand_off()): when its read of the idle word shows every
+ * worker asleep and nobody searching, it takes a sleeper off the list
+ * under the mutex, if that is still so there, counted as running (neither
+ * searching nor sleeping), leaves the task with it (`handed`) and unparks
+ * it; otherwise it queues the task as ever. A worker back from a park
+ * that finds a task handed to it runs it, owing no ramp. Checked besides:
+ * no task is handed to a worker that still holds one.
+ * verify also: -DWITH_HAND_OFF
+ * -DBROKEN_HAND_OFF: a worker whose rescan saw work, and whose permit came
+ * from a waker that had taken it off the list, does not look for a handed
+ * task (the code's second park site): spin must find the task stranded.
+ *
  * Dead locals: a local whose value is spent (a scan's index, the ramp's
  * count, the index notify_one() found) is reset where it dies. It is
  * written again before it is read, so this changes no behaviour, but a
@@ -96,6 +110,7 @@ byte searching = 0;
 byte sleeping = 0;
 bool listed[NW];
 bool permit[NW];
+bool handed[NW];
 
 /* notify_one(): after the push and the fence. The unpark happens after
  * the mutex is released, as in the code. */
@@ -233,11 +248,42 @@ proctype submitter() {
        fi;
 #endif
 #else
+#if defined(WITH_HAND_OFF) || defined(BROKEN_HAND_OFF)
+       idx = NW;
+       if
+       :: searching == 0 && sleeping == NW ->     /* all_asleep(): a hint */
+            atomic {                              /* hand_off(), under the mutex */
+              if
+              :: searching == 0 && sleeping == NW ->
+                   q = 0;
+                   do
+                   :: q < NW && listed[q] -> idx = q; break
+                   :: q < NW && !listed[q] -> q++
+                   :: q >= NW -> break
+                   od;
+                   if
+                   :: idx < NW -> assert(!handed[idx]); listed[idx] = false; sleeping--; handed[idx] = true
+                   :: else -> skip
+                   fi;
+                   q = 0
+              :: else -> skip
+              fi
+            }
+       :: else -> skip
+       fi;
+       if
+       :: idx < NW -> permit[idx] = true; d_step { idx = 0 }   /* the unpark, after the lock */
+       :: else ->
+            d_step { idx = 0 };
+#endif
        queue++;                                   /* push (then the seq_cst fence) */
        if
        :: NS == 1 && queue == 0 -> skip           /* the grace saw our task taken */
        :: true -> notify_one(idx)
        fi;
+#if defined(WITH_HAND_OFF) || defined(BROKEN_HAND_OFF)
+       fi;
+#endif
 #endif
        i++
   :: else -> break
@@ -272,12 +318,22 @@ loop:
          fi
        };
        if :: !was_listed -> permit[id]; permit[id] = false :: else -> skip fi;  /* consume the waker's permit */
+#ifndef BROKEN_HAND_OFF
+       if
+       :: handed[id] -> d_step { handed[id] = false; is_searching = false; was_listed = false }; goto execute_task
+       :: else -> skip
+       fi;
+#endif
        d_step { is_searching = true; was_listed = false };
        goto loop
   :: else ->
 end_park:
        permit[id];                                         /* park */
        permit[id] = false;
+       if
+       :: handed[id] -> handed[id] = false; goto execute_task   /* counted as running by the waker */
+       :: else -> skip
+       fi;
        is_searching = true;                                /* the waker counted us as searching */
        goto loop
   fi;
@@ -304,6 +360,11 @@ active proctype monitor() {
   timeout ->
     assert(queue == 0);
     assert(ran == NS * NT);
+    k = 0;
+    do
+    :: k < NW -> assert(!handed[k]); k++
+    :: else -> break
+    od;
     assert(searching == 0);
     count_listed(n, k);
     assert(sleeping == n)

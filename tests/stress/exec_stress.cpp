@@ -8,6 +8,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -52,6 +53,58 @@ TEST(PoolStress, EveryPostedTaskRunsExactlyOnce) {
       ASSERT_EQ(hits[static_cast<std::size_t>(i)].load(), 1) << "task " << i;
   }
   EXPECT_EQ(Counted::live.load(), 0) << "task objects leaked or destroyed twice";
+}
+
+// Every worker parked (parks counted past wake-ups): the state a post
+// hands its task over in (IdleWorkers::hand_off()).
+bool all_parked(const weft::ThreadPool& pool) {
+  const weft::PoolStats s = pool.stats();
+  for (const weft::WorkerStats& w : s.workers)
+    if (w.parks <= w.wakeups_received) return false;
+  return true;
+}
+
+// Posts into a pool whose workers all sleep, from several threads at once:
+// the first to find every worker asleep hands its task to the one it wakes,
+// the others queue theirs, and a shutdown() races the last rounds' posts.
+// Every post that returned has its task run exactly once; one that threw
+// has not.
+TEST(PoolStress, PostsIntoASleepingPoolAreHandedOrQueuedAndNoneIsLost) {
+  constexpr int kThreads = 3;
+  const std::int64_t rounds = weft::test::stress_count(2000, 200);
+  weft::test::Watchdog dog("posts into a sleeping pool");
+  std::uint64_t handed = 0;
+  for (std::int64_t r = 0; r < rounds; ++r) {
+    weft::PoolOptions o;
+    o.workers = 1 + static_cast<int>(r % 3);
+    o.wait.spin = std::chrono::nanoseconds(0);  // park at once
+    o.wait.adaptive = false;
+    std::atomic<long> ran{0};
+    std::atomic<long> accepted{0};
+    {
+      weft::ThreadPool pool(o);
+      while (!all_parked(pool)) std::this_thread::yield();  // the watchdog bounds it
+      const bool race_shutdown = r % 4 == 3;
+      std::thread stopper;
+      if (race_shutdown) stopper = std::thread([&] { pool.shutdown(); });
+      weft::test::on_threads(kThreads, [&](int) {
+        for (int i = 0; i < 2; ++i) {
+          try {
+            pool.post([&] { ran.fetch_add(1, std::memory_order_relaxed); });
+            accepted.fetch_add(1, std::memory_order_relaxed);
+          } catch (const std::runtime_error&) {
+            // shut down: this task is not run
+          }
+        }
+      });
+      if (stopper.joinable()) stopper.join();
+      pool.wait_idle();
+      handed += pool.stats().total.handed_posts;
+    }
+    ASSERT_EQ(ran.load(), accepted.load()) << "round " << r;
+  }
+  // The rounds without a shutdown each began with every worker asleep.
+  EXPECT_GE(handed, static_cast<std::uint64_t>(rounds - (rounds + 1) / 4));
 }
 
 TEST(PoolStress, SubmitGetRoundTripsFromManyThreads) {
@@ -228,10 +281,11 @@ TEST(PoolStress, StatsReadWhileWorkersRun) {
   EXPECT_EQ(n.load(), rounds * 64);
   EXPECT_EQ(s.total.tasks_run, static_cast<std::uint64_t>(rounds * 72));
   // Each outside task is taken from its submitter's deque exactly once (in a
-  // batch or alone); a task a worker moved to its own deque in a batch may
+  // batch or alone), or handed to the worker its post woke from an
+  // all-asleep pool; a task a worker moved to its own deque in a batch may
   // be stolen from there again, so only the worker steals are bounded by
   // the tasks run.
-  EXPECT_EQ(s.total.steals_from_submitters, static_cast<std::uint64_t>(rounds * 8));
+  EXPECT_EQ(s.total.steals_from_submitters + s.total.handed_posts, static_cast<std::uint64_t>(rounds * 8));
   EXPECT_LE(s.total.steals_from_workers, s.total.tasks_run);
 }
 

@@ -43,6 +43,9 @@ struct WorkerStats {
   std::uint64_t steals_from_workers = 0;   ///< tasks taken from another worker's deque,
   std::array<std::uint64_t, kStealRings> steals_by_ring{};  ///< of which from each ring (by StealRing)
   std::uint64_t steals_from_submitters = 0;  ///< from an outside thread's injection deque
+  /// tasks an outside thread's post() handed straight to this worker as it
+  /// woke it, every worker having been asleep (not counted as steals)
+  std::uint64_t handed_posts = 0;
   std::uint64_t failed_steal_rounds = 0;   ///< searches (rings in reach, submitters) that found nothing
   std::uint64_t parks = 0;                 ///< times it went to sleep
   std::uint64_t wakeups_sent = 0;          ///< parked workers it woke

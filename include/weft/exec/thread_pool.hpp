@@ -149,11 +149,13 @@ class ThreadPool {
   /// or none sleeps. When nobody searches and some worker sleeps, a call from
   /// a thread outside the pool may wait up to 1 us (polling) for an awake
   /// worker to come for the task before it wakes a sleeper, which costs it a
-  /// futex call (docs/design/pool.md, "An outside submitter's grace").
+  /// futex call (docs/design/pool.md, "An outside submitter's grace"). When
+  /// every worker sleeps, it wakes one at once and hands it the task,
+  /// under the sleepers' lock ("A post into a sleeping pool").
   template <class F>
   void post(F&& f) {
     using Fn = std::decay_t<F>;
-    push(detail::new_task<detail::PostTask<Fn>>(std::forward<F>(f), core_.get()));
+    push_posted(detail::new_task<detail::PostTask<Fn>>(std::forward<F>(f), core_.get()));
   }
 
   /// Queues f() and returns the future of its result.
@@ -231,6 +233,7 @@ class ThreadPool {
   friend struct detail::ScheduleAwaiter;  // pushes itself
   friend detail::PoolCore& detail::core_of(ThreadPool& pool) noexcept;  // for continuations' pools
   void push(detail::TaskNode* t);
+  void push_posted(detail::TaskNode* t);  // post()'s: a task nobody can take back
   // For TaskGroup::cancel(): empties the calling thread's own deque in this
   // pool (a worker's, or the injection deque it submits through) in one
   // step, offers each task to take(t, ctx), which destroys the ones it wants

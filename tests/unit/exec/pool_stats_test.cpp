@@ -49,6 +49,7 @@ TEST(PoolStats, TotalIsTheSumOfTheWorkers) {
   EXPECT_EQ(sum.tasks_run, s.total.tasks_run);
   EXPECT_EQ(sum.steals_from_workers, s.total.steals_from_workers);
   EXPECT_EQ(sum.steals_from_submitters, s.total.steals_from_submitters);
+  EXPECT_EQ(sum.handed_posts, s.total.handed_posts);
   EXPECT_EQ(sum.failed_steal_rounds, s.total.failed_steal_rounds);
   EXPECT_EQ(sum.parks, s.total.parks);
   EXPECT_EQ(sum.wakeups_sent, s.total.wakeups_sent);
@@ -81,7 +82,8 @@ TEST(PoolStats, OneWorkerTakesEveryOutsideTaskFromTheSubmittersDeque) {
   pool.wait_idle();
   const weft::WorkerStats w = pool.stats().workers.at(0);
   EXPECT_EQ(w.tasks_run, 1000U);
-  EXPECT_EQ(w.steals_from_submitters, 1000U);
+  // Or handed to it by a post that found it asleep.
+  EXPECT_EQ(w.steals_from_submitters + w.handed_posts, 1000U);
   EXPECT_EQ(w.steals_from_workers, 0U);  // nobody to steal from
 }
 
@@ -201,6 +203,48 @@ TEST(SearchBound, AnOutsidePostWakesASleeperWhileTheAwakeWorkerIsBusy) {
   pool.wait_idle();
   EXPECT_TRUE(ran.load());
   EXPECT_GE(pool.stats().total.wakeups_received, 1U);
+}
+
+// A post into a pool whose workers all sleep goes straight to the worker
+// it wakes (IdleWorkers::hand_off()): not through the injection deque.
+TEST(HandOff, APostIntoAnAllAsleepPoolIsHandedToTheWorkerItWakes) {
+  weft::test::Watchdog dog("a post into a sleeping pool");
+  weft::ThreadPool pool(workers(2, 0ns));  // no spin: idle workers park at once
+  for (int round = 0; round < 20; ++round) {
+    poll_until([&] { return parked_workers(pool) == 2; });
+    const weft::PoolStats before = pool.stats();
+    std::atomic<bool> ran{false};
+    pool.post([&] { ran.store(true); });
+    pool.wait_idle();
+    EXPECT_TRUE(ran.load());
+    const weft::PoolStats after = pool.stats();
+    EXPECT_EQ(after.total.handed_posts - before.total.handed_posts, 1U) << "round " << round;
+    EXPECT_EQ(after.total.steals_from_submitters, before.total.steals_from_submitters) << "round " << round;
+    EXPECT_EQ(after.total.tasks_run - before.total.tasks_run, 1U) << "round " << round;
+  }
+}
+
+// With a worker awake, a post is queued as ever, even if it wakes a
+// sleeper: the awake worker may come for it first (the submitter's grace).
+TEST(HandOff, APostWhileAWorkerIsAwakeIsQueued) {
+  weft::test::Watchdog dog("a post beside a busy worker");
+  weft::ThreadPool pool(workers(2, 0ns));
+  std::atomic<bool> started{false};
+  std::atomic<bool> release{false};
+  pool.post([&] {
+    started.store(true);
+    while (!release.load()) std::this_thread::sleep_for(100us);
+  });
+  poll_until([&] { return started.load() && parked_workers(pool) == 1; });
+  const weft::PoolStats before = pool.stats();
+  std::atomic<bool> ran{false};
+  pool.post([&] { ran.store(true); });
+  poll_until([&] { return ran.load(); });
+  release.store(true);
+  pool.wait_idle();
+  const weft::PoolStats after = pool.stats();
+  EXPECT_EQ(after.total.handed_posts, before.total.handed_posts);
+  EXPECT_EQ(after.total.steals_from_submitters - before.total.steals_from_submitters, 1U);
 }
 
 }  // namespace
