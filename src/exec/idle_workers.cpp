@@ -135,6 +135,13 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
         park(w, WaitOptions{});  // a waker took us off the list: its permit is on its way
         handed = take_handed(w);
         woken = true;
+        // Handed a task while our rescan saw another: a submitter that saw
+        // us searching may rely on that rescan for its task, and the hand-off
+        // made us a running worker, which looks again only after the handed
+        // task (a long one, or one waiting for the queued task, would hold
+        // it back with a worker asleep). So wake a sleeper for it, as
+        // found()'s ramp would, unless someone searches by now.
+        if (handed != nullptr && wake(1, 0) != 0) count_wakes_sent(w, 1);
       }
       if (handed == nullptr && stopping && !pool_.anything_queued()) return leave();
     } else {

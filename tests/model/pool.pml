@@ -80,12 +80,19 @@
  * under the mutex, if that is still so there, counted as running (neither
  * searching nor sleeping), leaves the task with it (`handed`) and unparks
  * it; otherwise it queues the task as ever. A worker back from a park
- * that finds a task handed to it runs it, owing no ramp. Checked besides:
+ * that finds a task handed to it runs it, owing no ramp; but one whose
+ * rescan had seen work (a submitter that saw it searching may rely on that
+ * rescan) first wakes a sleeper unless someone searches, as found() would.
+ * A handed task may block its worker for good (once per run: a task that
+ * waits for another): every other task must still run. Checked besides:
  * no task is handed to a worker that still holds one.
  * verify also: -DWITH_HAND_OFF
  * -DBROKEN_HAND_OFF: a worker whose rescan saw work, and whose permit came
  * from a waker that had taken it off the list, does not look for a handed
  * task (the code's second park site): spin must find the task stranded.
+ * -DBROKEN_HAND_OFF_RESCAN: that worker runs the handed task without
+ * waking a sleeper for the work its rescan saw: spin must find that work
+ * stranded behind a handed task that blocks.
  *
  * Dead locals: a local whose value is spent (a scan's index, the ramp's
  * count, the index notify_one() found) is reset where it dies. It is
@@ -111,6 +118,7 @@ byte sleeping = 0;
 bool listed[NW];
 bool permit[NW];
 bool handed[NW];
+bool blocked_once = false;                      /* a handed task has blocked its worker for good */
 
 /* notify_one(): after the push and the fence. The unpark happens after
  * the mutex is released, as in the code. */
@@ -248,7 +256,7 @@ proctype submitter() {
        fi;
 #endif
 #else
-#if defined(WITH_HAND_OFF) || defined(BROKEN_HAND_OFF)
+#if defined(WITH_HAND_OFF) || defined(BROKEN_HAND_OFF) || defined(BROKEN_HAND_OFF_RESCAN)
        idx = NW;
        if
        :: searching == 0 && sleeping == NW ->     /* all_asleep(): a hint */
@@ -281,7 +289,7 @@ proctype submitter() {
        :: NS == 1 && queue == 0 -> skip           /* the grace saw our task taken */
        :: true -> notify_one(idx)
        fi;
-#if defined(WITH_HAND_OFF) || defined(BROKEN_HAND_OFF)
+#if defined(WITH_HAND_OFF) || defined(BROKEN_HAND_OFF) || defined(BROKEN_HAND_OFF_RESCAN)
        fi;
 #endif
 #endif
@@ -320,7 +328,31 @@ loop:
        if :: !was_listed -> permit[id]; permit[id] = false :: else -> skip fi;  /* consume the waker's permit */
 #ifndef BROKEN_HAND_OFF
        if
-       :: handed[id] -> d_step { handed[id] = false; is_searching = false; was_listed = false }; goto execute_task
+       :: handed[id] ->
+            d_step { handed[id] = false; is_searching = false; was_listed = false };
+#ifndef BROKEN_HAND_OFF_RESCAN
+            /* wake(1, 0): a sleeper for what the rescan saw, unless someone searches */
+            atomic {
+              if
+              :: searching == 0 ->
+                   k = 0;
+                   do
+                   :: k < NW && listed[k] -> listed[k] = false; sleeping--; searching++; woke[k] = true; break
+                   :: k < NW && !listed[k] -> k++
+                   :: k >= NW -> break
+                   od
+              :: else -> skip
+              fi;
+              k = 0
+            };
+            k = 0;
+            do
+            :: k < NW -> if :: woke[k] -> woke[k] = false; permit[k] = true :: else -> skip fi; k++
+            :: else -> break
+            od;
+            k = 0;
+#endif
+            goto execute_handed
        :: else -> skip
        fi;
 #endif
@@ -331,7 +363,7 @@ end_park:
        permit[id];                                         /* park */
        permit[id] = false;
        if
-       :: handed[id] -> handed[id] = false; goto execute_task   /* counted as running by the waker */
+       :: handed[id] -> handed[id] = false; goto execute_handed   /* counted as running by the waker */
        :: else -> skip
        fi;
        is_searching = true;                                /* the waker counted us as searching */
@@ -343,6 +375,15 @@ found:
   if :: want > 0 -> wake_ramp(want, k) :: else -> skip fi;    /* nobody slept: later sleepers rescan */
 execute_task:
   ran++;
+  goto loop;
+execute_handed:
+  ran++;
+  if
+  :: !blocked_once -> blocked_once = true;
+end_blocked:
+       false                                      /* the task waits for good */
+  :: true -> skip
+  fi;
   goto loop
 }
 
