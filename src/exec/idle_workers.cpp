@@ -155,15 +155,22 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       if (handed == nullptr && pool_.stopping() && !pool_.anything_queued()) return leave();
     }
     const std::int64_t now = now_ns();
-    if (!stretched) adapt(spun, opts, now);
+    // When the task that ended this search came: the waker's stamp if we
+    // parked (`woken`), else now, as our rescan found it (the spin was a
+    // little short). relaxed: the stamp is written before unpark()
+    // (release) and read after our park()'s return (acquire); a stale one
+    // is older than the spin and counts as late.
+    const std::int64_t task_at = woken ? w.woken_at_ns.load(std::memory_order_relaxed) : now;
+    // The tuner learns from when the task came, not from when we were back
+    // (spin.hpp's adapt() otherwise sees every park as long, its wake-up
+    // included): a wake-up takes 20-50 us on a VM, so with `now` a search
+    // whose task came 1 us after it gave up counted as one that spinning
+    // would not have saved, the tuner stayed at its floor (one look per
+    // search), and an outside thread's submit-and-wait loop on a 2-vCPU
+    // Intel Xeon woke a parked worker for every second to twentieth task.
+    if (!stretched) adapt(spun, opts, task_at >= spun.start_ns ? task_at : now);
     if (spun.start_ns != 0) {
-      // When the task that ended this search came: the waker's stamp if we
-      // parked (`woken`), else now, as our rescan found it (the spin was a
-      // little short). One climb per search. relaxed: the stamp is written
-      // before unpark() (release) and read after our park()'s return
-      // (acquire); a stale one is older than the spin and counts as late.
-      const std::int64_t task_at = woken ? w.woken_at_ns.load(std::memory_order_relaxed) : now;
-      w.stretch.climb(spun.start_ns, task_at, opts.spin, opts.adaptive, pool_.seat_held());
+      w.stretch.climb(spun.start_ns, task_at, opts.spin, opts.adaptive, pool_.seat_held());  // one climb per search
     }
     // Handed a task (hand_off()): the waker counted us as running, not
     // searching, so no ramp is owed, and the task is ours alone; no stop
