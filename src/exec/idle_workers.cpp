@@ -35,7 +35,7 @@ void IdleWorkers::size_for(int workers) {
 }
 
 TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
-  const WaitOptions& opts = pool_.wait_options();
+  const WaitOptions opts = search_options();
   // release: a sleeper whose announcement comes after this in the word's
   // order (every write of it is an RMW: one release sequence) sees what we
   // pushed while running, so it needs no heavy fence against us
@@ -161,6 +161,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
     // (release) and read after our park()'s return (acquire); a stale one
     // is older than the spin and counts as late.
     const std::int64_t task_at = woken ? w.woken_at_ns.load(std::memory_order_relaxed) : now;
+    if (woken) note_wake(now - task_at);
     // The tuner learns from when the task came, not from when we were back
     // (spin.hpp's adapt() otherwise sees every park as long, its wake-up
     // included): a wake-up takes 20-50 us on a VM, so with `now` a search
@@ -264,6 +265,25 @@ TaskNode* IdleWorkers::take_handed(Worker& w) noexcept {
 }
 
 int IdleWorkers::pool_size() const noexcept { return pool_.size(); }
+
+WaitOptions IdleWorkers::search_options() const noexcept {
+  WaitOptions o = pool_.wait_options();
+  if (o.adaptive && o.spin.count() > 0) {
+    // relaxed: a hint, written by every worker that wakes.
+    const std::int64_t wake = wake_ns_.load(std::memory_order_relaxed);
+    o.spin = std::max(o.spin, std::chrono::nanoseconds(wake));
+  }
+  return o;
+}
+
+void IdleWorkers::note_wake(std::int64_t ns) noexcept {
+  if (ns < 0) return;  // a stamp from before a clock step, or stale
+  ns = std::min(ns, kMaxWakeSampleNs);
+  // relaxed load and store, not an RMW: two workers waking together may
+  // lose one sample, which an average of many does not miss.
+  const std::int64_t old = wake_ns_.load(std::memory_order_relaxed);
+  wake_ns_.store(old + (ns - old) / kWakeAverageWeight, std::memory_order_relaxed);
+}
 
 bool IdleWorkers::hand_off(TaskNode* t) noexcept {
   int w = -1;
