@@ -35,7 +35,7 @@ void IdleWorkers::size_for(int workers) {
 }
 
 TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
-  const WaitOptions opts = search_options();
+  const WaitOptions& opts = pool_.wait_options();
   // release: a sleeper whose announcement comes after this in the word's
   // order (every write of it is an RMW: one release sequence) sees what we
   // pushed while running, so it needs no heavy fence against us
@@ -155,23 +155,15 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
       if (handed == nullptr && pool_.stopping() && !pool_.anything_queued()) return leave();
     }
     const std::int64_t now = now_ns();
-    // When the task that ended this search came: the waker's stamp if we
-    // parked (`woken`), else now, as our rescan found it (the spin was a
-    // little short). relaxed: the stamp is written before unpark()
-    // (release) and read after our park()'s return (acquire); a stale one
-    // is older than the spin and counts as late.
-    const std::int64_t task_at = woken ? w.woken_at_ns.load(std::memory_order_relaxed) : now;
-    if (woken) note_wake(now - task_at);
-    // The tuner learns from when the task came, not from when we were back
-    // (spin.hpp's adapt() otherwise sees every park as long, its wake-up
-    // included): a wake-up takes 20-50 us on a VM, so with `now` a search
-    // whose task came 1 us after it gave up counted as one that spinning
-    // would not have saved, the tuner stayed at its floor (one look per
-    // search), and an outside thread's submit-and-wait loop on a 2-vCPU
-    // Intel Xeon woke a parked worker for every second to twentieth task.
-    if (!stretched) adapt(spun, opts, task_at >= spun.start_ns ? task_at : now);
+    if (!stretched) adapt(spun, opts, now);
     if (spun.start_ns != 0) {
-      w.stretch.climb(spun.start_ns, task_at, opts.spin, opts.adaptive, pool_.seat_held());  // one climb per search
+      // When the task that ended this search came: the waker's stamp if we
+      // parked (`woken`), else now, as our rescan found it (the spin was a
+      // little short). One climb per search. relaxed: the stamp is written
+      // before unpark() (release) and read after our park()'s return
+      // (acquire); a stale one is older than the spin and counts as late.
+      const std::int64_t task_at = woken ? w.woken_at_ns.load(std::memory_order_relaxed) : now;
+      w.stretch.climb(spun.start_ns, task_at, opts.spin, opts.adaptive, pool_.seat_held());
     }
     // Handed a task (hand_off()): the waker counted us as running, not
     // searching, so no ramp is owed, and the task is ours alone; no stop
@@ -265,25 +257,6 @@ TaskNode* IdleWorkers::take_handed(Worker& w) noexcept {
 }
 
 int IdleWorkers::pool_size() const noexcept { return pool_.size(); }
-
-WaitOptions IdleWorkers::search_options() const noexcept {
-  WaitOptions o = pool_.wait_options();
-  if (o.adaptive && o.spin.count() > 0) {
-    // relaxed: a hint, written by every worker that wakes.
-    const std::int64_t wake = wake_ns_.load(std::memory_order_relaxed);
-    o.spin = std::max(o.spin, std::chrono::nanoseconds(wake));
-  }
-  return o;
-}
-
-void IdleWorkers::note_wake(std::int64_t ns) noexcept {
-  if (ns < 0) return;  // a stamp from before a clock step, or stale
-  ns = std::min(ns, kMaxWakeSampleNs);
-  // relaxed load and store, not an RMW: two workers waking together may
-  // lose one sample, which an average of many does not miss.
-  const std::int64_t old = wake_ns_.load(std::memory_order_relaxed);
-  wake_ns_.store(old + (ns - old) / kWakeAverageWeight, std::memory_order_relaxed);
-}
 
 bool IdleWorkers::hand_off(TaskNode* t) noexcept {
   int w = -1;

@@ -154,26 +154,6 @@ class IdleWorkers {
   static constexpr std::chrono::nanoseconds kDeferredFenceNs{1'000'000};
   // Ends w's search because the pool stops with nothing queued.
   TaskNode* leave() noexcept;
-  // The options a search runs with: the pool's, with an adaptive budget
-  // raised to at least the pool's wake-up latency (wake_ns_). A search
-  // shorter than a wake-up loses both ways: the worker parks, and whoever
-  // brings its next task pays a wake-up to reach it. On a 2-vCPU Intel Xeon
-  // VM (model 207) a wake-up took ~46 us, the default budget 20: an outside
-  // thread's submit-and-wait loop fell into turns of each side parking
-  // while the other woke (1,000-11,000 parks of each in 50,000 round trips,
-  // 2-25 us per round trip); searching as long as a wake-up lets the
-  // worker catch the next task from a waiter that slept. (spin.hpp's rule
-  // as ever: a spin pays when it is shorter than the park it saves.) A
-  // budget the user set to 0, or without adaptation, is left as it is.
-  WaitOptions search_options() const noexcept;
-  // A woken worker's sample of the wake-up latency: from the waker's stamp
-  // (Worker::woken_at_ns) to the worker's return from its park.
-  void note_wake(std::int64_t ns) noexcept;
-  // Samples above this count as this: a host that stalls a vCPU for a
-  // millisecond would otherwise move the average by more than a wake-up.
-  // Also the most the budget is raised to.
-  static constexpr std::int64_t kMaxWakeSampleNs = 200'000;
-  static constexpr std::int64_t kWakeAverageWeight = 16;  // each sample moves the average by 1/16 of its difference
   // After a park a waker ended: the task hand_off() left with w, taken, or
   // null.
   static TaskNode* take_handed(Worker& w) noexcept;
@@ -232,10 +212,6 @@ class IdleWorkers {
   // CPU each last announced its sleep on, -1 unknown. Which sleeper the seat
   // leases goes by it (take_sleeper()).
   std::vector<int> sleeper_cpu_;
-
-  // The pool's wake-up latency, an exponential average of note_wake()'s
-  // samples; 0 until a worker has been woken. relaxed: a hint.
-  alignas(kCacheLine) std::atomic<std::int64_t> wake_ns_{0};
 
   // Bumped by a worker going to sleep; bit 0 = an outside thread waits for
   // quiescence on it.
