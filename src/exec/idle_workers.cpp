@@ -280,7 +280,7 @@ TaskNode* IdleWorkers::leave() noexcept {
   return nullptr;
 }
 
-bool IdleWorkers::notify_one(const Source* pushed_to, bool steer) noexcept {
+bool IdleWorkers::notify_one(const Source* pushed_to) noexcept {
   sched_point();
   // relaxed: ordered after the caller's push by its seq_cst fence.
   const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
@@ -288,7 +288,7 @@ bool IdleWorkers::notify_one(const Source* pushed_to, bool steer) noexcept {
   // Some worker is awake: it may look for our task before a sleeper could.
   if (pushed_to != nullptr && sleeping(s) < static_cast<std::uint32_t>(pool_.size()) && !wake_needed(*pushed_to))
     return false;
-  return wake(1, 0, steer) != 0;
+  return wake(1, 0) != 0;
 }
 
 bool IdleWorkers::notify_for_own_push(const Source& own, bool steer) noexcept {

@@ -42,9 +42,8 @@ class IdleWorkers {
   // After a push and a seq_cst fence: wakes one sleeper if nobody searches.
   // Returns whether it woke one (for the caller's WorkerStats). An outside
   // submitter passes the deque it pushed to: while a worker is running a
-  // task, it first gives that worker a moment to come back (wake_needed());
-  // and `steer`, to keep the sleeper it wakes off its CPU (steer_off()).
-  bool notify_one(const Source* pushed_to = nullptr, bool steer = false) noexcept;
+  // task, it first gives that worker a moment to come back (wake_needed()).
+  bool notify_one(const Source* pushed_to = nullptr) noexcept;
 
   // A worker's push to its own deque `own`, after the same fence: wakes a
   // sleeper as notify_one() does, and also while fewer workers search than

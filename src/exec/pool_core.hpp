@@ -192,9 +192,8 @@ class PoolCore {
   // moved it up to a tick later (docs/design/pool.md, "The calling thread
   // is one of the P"). Three system calls, so only where it pays: the
   // seated caller's first wake-up, which starts its parallel call's other
-  // workers, and an outside submitter's wake-ups (PoolCore::push()), which
-  // cost it a futex call anyway. Nothing for a pinned pool, a worker
-  // already steered, or a mask with no other CPU.
+  // workers. Nothing for a pinned pool, a worker already steered, or a mask
+  // with no other CPU.
   void steer_off(int i, int cpu) noexcept;
   // The woken worker's side, after every park: its mask back if steered.
   static void unsteer(Worker& w) noexcept;

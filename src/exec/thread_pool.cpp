@@ -264,14 +264,7 @@ void PoolCore::push(TaskNode* t, bool may_hand) {
     // A worker already took it: it runs, the submission stands.
   }
   injection_->mark(in.slot);  // a bit it sets is part of the push: it fences after it
-  // Steered: a sleeper we wake does not run on our CPU (steer_off()). The
-  // kernel puts a woken thread beside its waker, so an outside thread that
-  // submits and waits would otherwise share its CPU with the worker that
-  // runs its tasks, each preempting the other, while the other CPU idles:
-  // on a 2-vCPU Intel Xeon VM (model 207) 50,000 submit + wait round trips
-  // took 1.4-7.9 us each without, 0.8-1.7 with (docs/design/pool.md, "An
-  // outside submitter's grace").
-  idle_.notify_one(&s, true);
+  idle_.notify_one(&s);
 }
 
 void PoolCore::execute(Worker& w, TaskNode* t) noexcept {

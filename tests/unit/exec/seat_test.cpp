@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "watchdog.hpp"
-#include "weft/detail/exec/remote_wait.hpp"
 
 using namespace std::chrono_literals;
 
@@ -134,28 +133,6 @@ TEST(Seat, AWorkerTheSeatedCallerWokeRunsWithItsWholeCpuMask) {
   }
   EXPECT_GT(worker_tasks.load(), 0) << "no worker ran a task: nothing was woken";
   EXPECT_EQ(narrowed.load(), 0) << "a worker ran a task with the mask its waker narrowed";
-}
-
-// An outside submitter's wake-up is steered too (PoolCore::push()): the
-// worker it woke has its whole mask back before it runs the task.
-TEST(Seat, AWorkerAnOutsideSubmitWokeRunsWithItsWholeCpuMask) {
-  cpu_set_t whole;
-  ASSERT_EQ(sched_getaffinity(0, sizeof whole, &whole), 0);
-  if (CPU_COUNT(&whole) < 2) GTEST_SKIP() << "one CPU allowed: nothing to steer off";
-  weft::test::Watchdog dog("steered wake-ups from outside");
-  weft::ThreadPool pool(parking(2));
-  int narrowed = 0;
-  for (int round = 0; round < 20; ++round) {
-    until_all_parked(pool);
-    // submit(), not post(): a post into a sleeping pool is handed over
-    // without a steer.
-    auto f = pool.submit([&] {
-      cpu_set_t now;
-      return pthread_getaffinity_np(pthread_self(), sizeof now, &now) != 0 || !CPU_EQUAL(&now, &whole);
-    });
-    if (weft::detail::get_remote(f)) ++narrowed;  // a worker must run it, not this thread
-  }
-  EXPECT_EQ(narrowed, 0) << "a worker ran a task with the mask its waker narrowed";
 }
 
 TEST(Seat, IsGivenBackWhenTheCallThrows) {
