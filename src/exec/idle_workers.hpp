@@ -70,10 +70,11 @@ class IdleWorkers {
   // it sleeps again a sleeper fences against it as against any running
   // worker), leaves t with it (Worker::handed) and unparks it. False, and
   // nothing done, otherwise. The caller has counted t as pushed and fenced
-  // against shutdown (PoolCore::push()). With nobody else awake, no
-  // submitter can be relying on a searcher or a rescan to find a task; the
-  // one we wake is woken for t alone (docs/design/pool.md, "A post into a
-  // sleeping pool"; tests/model/pool.pml -DWITH_HAND_OFF).
+  // against shutdown (PoolCore::push()). The one we wake is woken for t
+  // alone; if its rescan, still under way, saw other work, it wakes a
+  // sleeper for that before it runs t (search_or_sleep()). See
+  // docs/design/pool.md, "A post into a sleeping pool";
+  // tests/model/pool.pml -DWITH_HAND_OFF.
   bool hand_off(TaskNode* t) noexcept;
 
   // The most sleepers one call wakes. A wake-up costs the waker a futex
