@@ -253,6 +253,9 @@ TaskNode* IdleWorkers::take_handed(Worker& w) noexcept {
   if (t == nullptr) return nullptr;
   w.handed.store(nullptr, std::memory_order_relaxed);  // relaxed: owner's; no waker writes it until we sleep again
   bump(w.counters.handed_posts);
+  // Traced as a steal from an outside thread (peer -1), as a task taken
+  // from its deque is: the trace says where each task came from.
+  trace_event(w, TraceKind::steal);
   return t;
 }
 

@@ -52,7 +52,7 @@ namespace weft {
 enum class TraceKind : std::uint8_t {
   task_start,  ///< a task began to run on this worker
   task_end,    ///< the innermost running task finished
-  steal,       ///< took a task from `peer` (a worker index; -1: an outside thread's deque) in `ring`;
+  steal,       ///< took a task from `peer` (a worker index; -1: an outside thread, from its deque or handed by its post()) in `ring`;
                ///< a batch from a submitter's deque is one event per task, at one time
   park,        ///< went to sleep
   wake,        ///< woke from a park

@@ -135,8 +135,9 @@ TEST(PoolTrace, EveryTaskStartsAndEndsOnOneWorker) {
     }
   }
   EXPECT_EQ(starts, static_cast<std::size_t>(kTasks));
-  // Every task came from this thread's deque: each was taken from it once
-  // (a steal event per task, alone or in a batch); a task a worker moved
+  // Every task came from this thread: each was taken from its deque once
+  // (a steal event per task, alone or in a batch) or handed by its post to
+  // the worker it woke (also a steal event from -1); a task a worker moved
   // to its own deque in a batch may then be stolen by the other worker.
   EXPECT_EQ(from_submitter, static_cast<std::size_t>(kTasks));
   EXPECT_LE(from_worker, static_cast<std::size_t>(kTasks));
