@@ -141,7 +141,7 @@ TaskNode* IdleWorkers::search_or_sleep(Worker& w) noexcept {
         // task (a long one, or one waiting for the queued task, would hold
         // it back with a worker asleep). So wake a sleeper for it, as
         // found()'s ramp would, unless someone searches by now.
-        if (handed != nullptr && wake(1, 0) != 0) count_wakes_sent(w, 1);
+        if (handed != nullptr && wake(1, 0) != 0) count_wakes_sent(w);
       }
       if (handed == nullptr && stopping && !pool_.anything_queued()) return leave();
     } else {
@@ -259,15 +259,21 @@ TaskNode* IdleWorkers::take_handed(Worker& w) noexcept {
   return t;
 }
 
-int IdleWorkers::pool_size() const noexcept { return pool_.size(); }
+bool IdleWorkers::all_asleep(std::uint64_t s) const noexcept {
+  return searching(s) == 0 && sleeping(s) == static_cast<std::uint32_t>(pool_.size());
+}
+
+bool IdleWorkers::all_asleep() const noexcept {
+  // relaxed: a hint; hand_off() reads the word again under the lock.
+  return all_asleep(idle_state_.load(std::memory_order_relaxed));
+}
 
 bool IdleWorkers::hand_off(TaskNode* t) noexcept {
   int w = -1;
   {
     std::lock_guard lock(sleepers_mutex_);
     // relaxed: under the lock, as every sleep transition.
-    const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
-    if (searching(s) != 0 || sleeping(s) != static_cast<std::uint32_t>(pool_.size()) || sleepers_.empty()) return false;
+    if (!all_asleep(idle_state_.load(std::memory_order_relaxed)) || sleepers_.empty()) return false;
     w = sleepers_.back();  // the most recent sleeper, as wake() takes
     sleepers_.pop_back();
     // sleeping -> running. relaxed: the lock orders it against other sleep

@@ -59,11 +59,8 @@ class IdleWorkers {
   bool notify_for_own_push(const Source& own, bool steer = false) noexcept;
 
   // An outside post() into a pool whose workers all sleep: whether that is
-  // so, as a hint (relaxed; hand_off() decides under the lock).
-  bool all_asleep() const noexcept {
-    const std::uint64_t s = idle_state_.load(std::memory_order_relaxed);
-    return searching(s) == 0 && sleeping(s) == static_cast<std::uint32_t>(pool_size());
-  }
+  // so, as a hint (hand_off() decides under the lock).
+  bool all_asleep() const noexcept;
   // If, under the sleepers' lock, every worker still sleeps and nobody
   // searches: takes a sleeper off the list, counted as running (neither
   // searching nor sleeping: it neither searches nor owes a ramp, and until
@@ -157,7 +154,8 @@ class IdleWorkers {
   // After a park a waker ended: the task hand_off() left with w, taken, or
   // null.
   static TaskNode* take_handed(Worker& w) noexcept;
-  int pool_size() const noexcept;
+  // Whether the idle word `s` shows every worker asleep and none searching.
+  bool all_asleep(std::uint64_t s) const noexcept;
   // The sleep announcement (docs/design/pool.md): lists worker `w` and adds
   // `delta` to the idle word (seq_cst RMW, under the mutex), bumps the idle
   // epoch, then fences, so the caller's rescan of the queues follows it. By

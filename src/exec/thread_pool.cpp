@@ -45,6 +45,20 @@ std::string describe(std::exception_ptr e) {
     return "an exception not derived from std::exception";
   }
 }
+
+// An outside push refused because the pool is shut down: t discarded, the
+// caller told.
+[[noreturn]] void refuse(TaskNode* t) {
+  t->discard(t);
+  throw std::runtime_error("weft::ThreadPool: submit to a pool that is shut down");
+}
+// The same after t was counted as pushed on s (and never queued, or taken
+// back): the count is undone first.
+[[noreturn]] void refuse_counted(Source& s, TaskNode* t) {
+  // relaxed: owner-written counter, read by quiescent() after its seq_cst fence.
+  s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  refuse(t);
+}
 }  // namespace
 
 thread_local constinit WorkerContext t_this_worker;
@@ -189,10 +203,7 @@ void PoolCore::push(TaskNode* t, bool may_hand) {
     return;
   }
   // relaxed: a fast refusal only; the decisive check is after the fence.
-  if (closed_.load(std::memory_order_relaxed)) {
-    t->discard(t);
-    throw std::runtime_error("weft::ThreadPool: submit to a pool that is shut down");
-  }
+  if (closed_.load(std::memory_order_relaxed)) refuse(t);
   Injector in;
   try {
     // relaxed: a test's hook, set before the pushes it is meant for.
@@ -234,12 +245,7 @@ void PoolCore::push(TaskNode* t, bool may_hand) {
   if (may_hand && idle_.all_asleep()) {
     sched_point();
     std::atomic_thread_fence(std::memory_order_seq_cst);  // seq_cst: the count before the read of closed_
-    if (closed_.load(std::memory_order_relaxed)) {  // relaxed: ordered by the fence
-      // relaxed: owner-written counter, read by quiescent() after its seq_cst fence.
-      s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-      t->discard(t);
-      throw std::runtime_error("weft::ThreadPool: submit to a pool that is shut down");
-    }
+    if (closed_.load(std::memory_order_relaxed)) refuse_counted(s, t);  // relaxed: ordered by the fence
     if (idle_.hand_off(t)) return;
     // A worker woke meanwhile: queue t as any push.
   }
@@ -255,12 +261,7 @@ void PoolCore::push(TaskNode* t, bool may_hand) {
     TaskNode* const x = s.deque.pop_batched(pushed_back);  // an injection deque: see run_if_still_queued()
     // The tasks queued before t, pushed back: shutdown() waits for them.
     if (pushed_back) republish(s, in.slot);
-    if (x == t) {
-      // relaxed: owner-written counter, read by quiescent() after its seq_cst fence.
-      s.pushed.store(s.pushed.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-      t->discard(t);
-      throw std::runtime_error("weft::ThreadPool: submit to a pool that is shut down");
-    }
+    if (x == t) refuse_counted(s, t);
     // A worker already took it: it runs, the submission stands.
   }
   injection_->mark(in.slot);  // a bit it sets is part of the push: it fences after it
