@@ -51,8 +51,11 @@
 ///
 /// pool.spawn(task) queues the task's start on the pool and returns the
 /// future of its result; cancel() on that future before the task starts
-/// destroys its frame unrun. sync_wait(pool, task) is spawn() and get():
-/// the whole tree runs on `pool`. sync_wait(task) starts the task on the
+/// destroys its frame unrun. sync_wait(pool, task) runs the whole tree on
+/// `pool`: from a thread outside every pool it takes the pool's seat when a
+/// worker is parked (weft/detail/exec/seat.hpp) and starts the task there,
+/// as one of the pool's P threads, helping until it finds nothing to run;
+/// otherwise it is spawn() and get(). sync_wait(task) starts the task on the
 /// calling thread and waits for its result: on a worker it runs other queued tasks
 /// meanwhile, so it cannot deadlock on a pool of one worker; elsewhere it
 /// spins, then sleeps (Future::get()).
@@ -77,6 +80,7 @@
 
 #include "weft/detail/exec/block_on.hpp"
 #include "weft/detail/exec/promise.hpp"
+#include "weft/detail/exec/seat.hpp"
 #include "weft/exec/future.hpp"
 #include "weft/exec/thread_pool.hpp"
 
@@ -446,13 +450,33 @@ Future<T> ThreadPool::spawn(Task<T> task) {
   return fut;
 }
 
-/// Runs `task` to completion on `pool` — spawn() then get() — from any
-/// thread: the root starts on a worker of `pool` and its when_all children
-/// are queued there too, wherever the caller is. The caller waits as
-/// Future::get() does (a worker runs queued tasks meanwhile).
+/// Runs `task` to completion on `pool` from any thread: the root starts on
+/// a worker of `pool` and its when_all children are queued there too,
+/// wherever the caller is. A caller outside every pool that gets the pool's
+/// seat (a worker is parked) is that worker: the root starts here, and the
+/// caller runs the pool's tasks until it finds none, then gives the seat
+/// back and waits as Future::get() does. So P threads compute, not P + 1
+/// (the caller spinning in get() beside P workers), and the first worker
+/// the root's forks wake is kept off the caller's CPU (PoolCore::steer_off()).
+/// Otherwise it is spawn() then get() (a worker runs queued tasks meanwhile).
 template <class T>
 T sync_wait(ThreadPool& pool, Task<T> task) {
   if (!task.valid()) throw std::invalid_argument("weft::sync_wait: the task is not valid");
+  if (!detail::on_worker_thread()) {
+    Future<T> fut;
+    {
+      const detail::Seat seat(pool);
+      if (seat.seated()) {
+        auto* node = detail::new_task<detail::SpawnState<T>>(detail::TaskAccess::handle(task), &detail::core_of(pool));
+        detail::TaskAccess::release(task);  // the node owns the frame now
+        fut = detail::FutureLink::adopt<T>(node);
+        detail::SpawnState<T>::execute_impl(node);  // as a worker of `pool` would, had it popped it
+        while (!fut.ready() && detail::help_one()) {
+        }
+      }
+    }  // the seat is given back before the wait: a sleeping seat holder would keep a worker out
+    if (fut.valid()) return fut.get();
+  }
   return pool.spawn(std::move(task)).get();
 }
 

@@ -2,8 +2,10 @@
 // blocking algorithm, or waits for a TaskGroup, computes as one of the
 // pool's P threads while a parked worker sits out, under that worker's
 // index; at most P threads compute; the seat is given back however the
-// call ends. Also: a task that get() runs in place on an outside thread
+// call ends. sync_wait(pool, task) from outside starts its root in the seat. Also: a task that get() runs in place on an outside thread
 // stays its pool's, across a seat taken meanwhile.
+#include "weft/aio/sleep.hpp"
+#include "weft/exec/coro.hpp"
 #include "weft/exec/parallel_for.hpp"
 #include "weft/exec/parallel_reduce.hpp"
 #include "weft/exec/pool_stats.hpp"
@@ -206,6 +208,79 @@ TEST(Seat, TaskGroupWaitFromOutsideComputesAsOneOfThePAndGivesTheSeatBack) {
   EXPECT_LE(most_at_once, 2) << "more than P threads ran the group's tasks at once";
   EXPECT_GT(on_caller, 0) << "the caller never computed in " << rounds << " rounds: no wait took the seat";
   EXPECT_EQ(pool.stats().seated.tasks_run, static_cast<std::uint64_t>(on_caller));
+}
+
+// sync_wait(pool, task) from an outside thread, with a worker parked: the
+// root starts on the caller, seated (a worker of the pool), its children
+// run on at most P threads, and the caller is an outside thread again
+// once it returns, with both workers back.
+TEST(Seat, SyncWaitFromOutsideStartsTheRootInTheSeat) {
+  weft::test::Watchdog dog("sync_wait seat");
+  weft::ThreadPool pool(parking(2));
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> running{0};
+  std::atomic<int> peak{0};
+  std::atomic<int> children_on_caller{0};
+  auto child = [&](int i) -> weft::Task<int> {
+    const int now = running.fetch_add(1) + 1;
+    for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
+    }
+    spin_for(50us);
+    if (std::this_thread::get_id() == caller) children_on_caller.fetch_add(1);
+    running.fetch_sub(1);
+    co_return i;
+  };
+  struct Start {
+    bool on_caller;
+    bool seated;
+  };
+  auto root = [&](Start& start) -> weft::Task<long> {
+    start = {std::this_thread::get_id() == caller, pool.is_worker()};
+    std::vector<weft::Task<int>> kids;
+    for (int i = 0; i < 64; ++i) kids.push_back(child(i));
+    const std::vector<int> got = co_await weft::when_all(std::move(kids));
+    co_return std::accumulate(got.begin(), got.end(), 0L);
+  };
+  int seated_starts = 0;
+  for (int round = 0; round < 20; ++round) {
+    until_all_parked(pool);
+    Start start{false, false};
+    EXPECT_EQ(weft::sync_wait(pool, root(start)), 64L * 63 / 2) << "round " << round;
+    EXPECT_FALSE(pool.is_worker()) << "the caller is still seated after round " << round;
+    if (start.on_caller) {
+      EXPECT_TRUE(start.seated) << "round " << round << ": the root ran on the caller, not as a worker of the pool";
+      ++seated_starts;
+    }
+    std::atomic<int> n{0};  // both workers are back
+    for (int i = 0; i < 100; ++i) pool.post([&] { n.fetch_add(1); });
+    pool.wait_idle();
+    EXPECT_EQ(n.load(), 100) << "round " << round;
+  }
+  // Every round found both workers parked, so every one leased a seat.
+  EXPECT_EQ(seated_starts, 20) << "a root started off the caller with a worker parked to lease";
+  EXPECT_LE(peak.load(), 2) << "more than P threads ran the children at once";
+  EXPECT_GT(children_on_caller.load(), 0) << "the seated caller ran none of the children";
+}
+
+// A root that suspends with nothing else to run: the caller gives the seat
+// back before it sleeps, so the pool's one worker (the one sitting out)
+// can resume it. Kept, the seat would hang this test.
+TEST(Seat, SyncWaitGivesTheSeatBackBeforeItSleeps) {
+  weft::test::Watchdog dog("sync_wait seat give-back");
+  weft::ThreadPool pool(parking(1));
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int round = 0; round < 5; ++round) {
+    until_all_parked(pool);
+    auto root = [&]() -> weft::Task<bool> {
+      const bool started_here = std::this_thread::get_id() == caller;
+      co_await weft::sleep_for(2ms);
+      // Resumed on the pool: by its worker, unless the caller still held
+      // the seat (then nothing could resume it).
+      co_return started_here && std::this_thread::get_id() != caller;
+    };
+    EXPECT_TRUE(weft::sync_wait(pool, root())) << "round " << round;
+    EXPECT_FALSE(pool.is_worker());
+  }
 }
 
 // Tasks the seated caller leaves queued (posted by a loop body) run, and
