@@ -470,9 +470,7 @@ T sync_wait(ThreadPool& pool, Task<T> task) {
         auto* node = detail::new_task<detail::SpawnState<T>>(detail::TaskAccess::handle(task), &detail::core_of(pool));
         detail::TaskAccess::release(task);  // the node owns the frame now
         fut = detail::FutureLink::adopt<T>(node);
-        detail::SpawnState<T>::execute_impl(node);  // as a worker of `pool` would, had it popped it
-        while (!fut.ready() && detail::help_one()) {
-        }
+        detail::run_in_seat(node, node->state, &detail::FutureState<T>::is_ready);
       }
     }  // the seat is given back before the wait: a sleeping seat holder would keep a worker out
     if (fut.valid()) return fut.get();
