@@ -67,19 +67,14 @@ void run_in_seat(TaskNode* root, std::atomic<std::uint32_t>& word, DonePredicate
   // the root pending while it runs (a child its chain takes back is counted
   // run inside it, take_own_newest_in()), and the stats and the trace have
   // it as one of the seat's tasks.
+  // (Resumptions caused here go to the pools' queues even inside an outer
+  // coroutine's resumption on this thread: the Seat turned its hand-off
+  // slot off.)
   bump(g.source.pushed);
-  // Inside an outer coroutine's resumption (a sync_wait nested in one on
-  // this thread), resumptions caused here must use the pool's queues, not
-  // the outer hand-off slot: nothing here would run that slot, and it would
-  // wait for the outer coroutine to suspend on a thread outside the pool.
-  Trampoline& t = trampoline;
-  const bool outer = t.active;
-  t.active = false;
   c.pool->execute(g, root);
   // acquire: as block_on()'s predicate reads, the result before get().
   while (!done(word.load(std::memory_order_acquire)) && c.pool->help_one(g)) {
   }
-  t.active = outer;
 }
 
 namespace {

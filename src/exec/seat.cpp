@@ -24,15 +24,28 @@
 //   owner side) and counters after the previous holder's.
 #include "weft/detail/exec/seat.hpp"
 
+#include <utility>
+
 #include "pool_core.hpp"
 #include "weft/detail/exec/deferred.hpp"
+#include "weft/detail/exec/promise.hpp"
 
 namespace weft::detail {
 
-Seat::Seat(ThreadPool& pool) noexcept : core_(&core_of(pool)) { leased_ = core_->seat_begin(); }
+// Seated inside a coroutine's resumption (the caller runs one on this
+// outside thread, e.g. under sync_wait(task)), the resumptions the seated
+// work causes must go to the pools' queues, not to that resumption's
+// hand-off slot: a coroutine parked there would run only once the outer
+// one suspends, on this thread, by then no worker of its pool.
+Seat::Seat(ThreadPool& pool) noexcept : core_(&core_of(pool)) {
+  leased_ = core_->seat_begin();
+  if (leased_ >= 0) outer_active_ = std::exchange(trampoline.active, false);
+}
 
 Seat::~Seat() {
-  if (leased_ >= 0) core_->seat_end(leased_);
+  if (leased_ < 0) return;
+  core_->seat_end(leased_);
+  trampoline.active = outer_active_;
 }
 
 int PoolCore::seat_begin() noexcept {

@@ -310,6 +310,46 @@ TEST(Seat, SyncWaitGivesTheSeatBackBeforeItSleeps) {
   EXPECT_EQ(seated_rounds, 5) << "too few rounds started in the seat";
 }
 
+// Seated inside a coroutine's resumption on an outside thread (an algorithm
+// called by a sync_wait(task) root), a coroutine the seated work wakes goes
+// to its pool, not to the outer resumption's hand-off slot, where it would
+// run on this thread once the outer coroutine suspends. (A round whose
+// consumer had not suspended yet, or that found no worker parked, does not
+// exercise this and is not counted.)
+TEST(Seat, ACoroutineWokenInTheSeatResumesOnItsPool) {
+  weft::test::Watchdog dog("seat under an outer coroutine");
+  weft::ThreadPool pool(parking(1));
+  const std::thread::id caller = std::this_thread::get_id();
+  int exercised = 0;
+  for (int round = 0; round < 200 && exercised < 10; ++round) {
+    weft::Channel<int> ch(1);
+    std::atomic<bool> waiting{false};
+    std::thread::id resumed_on;
+    auto consumer = [&]() -> weft::Task<> {
+      waiting.store(true);
+      (void)co_await ch.pop();
+      resumed_on = std::this_thread::get_id();
+    };
+    weft::Future<void> done = pool.spawn(consumer());
+    while (!waiting.load()) std::this_thread::yield();
+    until_all_parked(pool);  // the consumer suspended, its worker parked
+    bool seated = false;
+    auto outer = [&]() -> weft::Task<> {
+      weft::parallel_for(pool, 0, 1, [&](int) {
+        seated = pool.is_worker();
+        EXPECT_TRUE(ch.try_push(1));
+      });
+      co_await done;  // the outer suspends: a hand-off slot would run here
+    };
+    weft::sync_wait(outer());
+    if (seated) {
+      EXPECT_NE(resumed_on, caller) << "round " << round << ": the woken coroutine ran on the seated caller's thread";
+      ++exercised;
+    }
+  }
+  EXPECT_GT(exercised, 0) << "no round woke the consumer from the seat";
+}
+
 // Tasks the seated caller leaves queued (posted by a loop body) run, and
 // wait_idle() waits for them.
 TEST(Seat, WhatTheSeatedCallerLeavesQueuedRuns) {

@@ -32,8 +32,6 @@ bool help_one() noexcept;
 // On a thread seated in a pool (weft/detail/exec/seat.hpp): runs `root`, a
 // task nobody queued, as the seat's worker would (counted pushed and run),
 // then runs the pool's queued tasks until done(word) or none is found.
-// Resumptions it causes go to the pools' queues, not to a hand-off slot of
-// a coroutine this thread was running when it took the seat.
 void run_in_seat(TaskNode* root, std::atomic<std::uint32_t>& word, DonePredicate done) noexcept;
 
 // If `t` is the task the calling thread pushed last and no thief has taken

@@ -50,6 +50,7 @@ class Seat {
  private:
   PoolCore* core_;
   int leased_ = -1;  // the index of the worker sitting out, or -1: no seat
+  bool outer_active_ = false;  // the thread's Trampoline::active before the seat (seat.cpp)
 };
 
 }  // namespace weft::detail
