@@ -40,24 +40,34 @@ TEST(Backoff, CompletesAfterTheLimits) {
   EXPECT_FALSE(b.is_completed());
 }
 
-// A zero budget parks at once: the first polls and one clock-read round,
-// then the last look, and no sched_yield between them (each yield would
-// cost the thread its next wake-up's preemption under EEVDF: spin.hpp).
+// A zero budget parks at once: one look, with no pause, no clock read and
+// no sched_yield (each yield would cost the thread its next wake-up's
+// preemption under EEVDF: spin.hpp), and nothing for the tuner to learn.
+// A tiny budget still gets the first polls and one clock-read round (no
+// yields asked for here).
 TEST(SpinUntil, AZeroBudgetNeitherSpinsOnNorYields) {
   int polls = 0;
-  const auto o = weft::detail::spin_until([&] { return ++polls < 0; }, weft::WaitOptions{std::chrono::nanoseconds(0), false});
+  auto o = weft::detail::spin_until([&] { return ++polls < 0; }, weft::WaitOptions{std::chrono::nanoseconds(0), false});
+  EXPECT_FALSE(o.satisfied);
+  EXPECT_EQ(polls, 1);
+  EXPECT_EQ(o.start_ns, 0);
+  polls = 0;
+  o = weft::detail::spin_until([&] { return ++polls == 1; }, weft::WaitOptions{std::chrono::nanoseconds(0), false});
+  EXPECT_TRUE(o.satisfied);
+  polls = 0;
+  o = weft::detail::spin_until([&] { return ++polls < 0; }, weft::WaitOptions{std::chrono::nanoseconds(1), false}, 0);
   EXPECT_FALSE(o.satisfied);
   EXPECT_EQ(polls, 4 + weft::detail::kPollsPerClockRead + 1);
 }
 
 // With a gap that grows (a pool worker's search), the clock is still read
-// every kPollsPerClockRead pauses, not polls: a zero budget polls in one
+// every kPollsPerClockRead pauses, not polls: a 1 ns budget polls in one
 // round until 16 pauses have passed (gaps of 1, 2, 4, 4, 4, 4), so the
 // budget is kept to within one gap. Every poll still happens: a predicate
 // that turns true is seen at the poll it turns true on.
 TEST(SpinUntil, AGrowingGapCountsPausesNotPollsBetweenClockReads) {
   int polls = 0;
-  auto o = weft::detail::spin_until([&] { return ++polls < 0; }, weft::WaitOptions{std::chrono::nanoseconds(0), false},
+  auto o = weft::detail::spin_until([&] { return ++polls < 0; }, weft::WaitOptions{std::chrono::nanoseconds(1), false},
                                     0, 4);
   EXPECT_FALSE(o.satisfied);
   EXPECT_EQ(polls, 4 + 6 + 1);
