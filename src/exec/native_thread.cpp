@@ -11,7 +11,7 @@
 namespace weft::detail {
 
 namespace {
-void* trampoline(void* arg) {
+void* thread_entry(void* arg) {
   const std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(arg));
   (*fn)();
   return nullptr;
@@ -45,7 +45,7 @@ void NativeThread::start(std::size_t stack_size, std::function<void()> fn) {
                               "weft: a worker stack of " + std::to_string(stack_size) + " bytes is not allowed");
   }
   auto owned = std::make_unique<std::function<void()>>(std::move(fn));
-  if (const int rc = pthread_create(&handle_, &attr.a, &trampoline, owned.get()); rc != 0) {
+  if (const int rc = pthread_create(&handle_, &attr.a, &thread_entry, owned.get()); rc != 0) {
     throw std::system_error(rc, std::generic_category(),
                             stack_size != 0 ? "weft: pthread_create with a " + std::to_string(stack_size) +
                                                   "-byte stack failed"
