@@ -70,6 +70,8 @@ void run_in_seat(TaskNode* root, std::atomic<std::uint32_t>& word, DonePredicate
   // (Resumptions caused here go to the pools' queues even inside an outer
   // coroutine's resumption on this thread: the Seat turned its hand-off
   // slot off.)
+  // relaxed (bump): execute()'s release store of the completion publishes
+  // it to any quiescent() that sees the root done.
   bump(g.source.pushed);
   c.pool->execute(g, root);
   // acquire: as block_on()'s predicate reads, the result before get().

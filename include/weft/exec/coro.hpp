@@ -440,14 +440,24 @@ detail::JoinVector<T> when_all(std::vector<Task<T>> tasks) {
 
 inline detail::ScheduleAwaiter ThreadPool::schedule() noexcept { return detail::ScheduleAwaiter(this); }
 
+namespace detail {
+// The start node of a spawned or sync_wait()ed task, owning its frame (the
+// task is left empty), on `pool` (nullptr: sync_wait(task)'s), with its
+// future.
+template <class T>
+std::pair<SpawnState<T>*, Future<T>> spawn_node(weft::Task<T>& task, PoolCore* pool) {
+  auto* node = new_task<SpawnState<T>>(TaskAccess::handle(task), pool);
+  TaskAccess::release(task);  // the node owns the frame now
+  return {node, FutureLink::adopt<T>(node)};
+}
+}  // namespace detail
+
 template <class T>
 Future<T> ThreadPool::spawn(Task<T> task) {
   if (!task.valid()) throw std::invalid_argument("weft::ThreadPool::spawn: the task is not valid");
-  auto* node = detail::new_task<detail::SpawnState<T>>(detail::TaskAccess::handle(task), core_.get());
-  detail::TaskAccess::release(task);  // the node owns the frame now
-  Future<T> fut = detail::FutureLink::adopt<T>(node);
+  auto [node, fut] = detail::spawn_node(task, core_.get());
   push(node);  // on failure push() cancelled the node and dropped the queue's reference
-  return fut;
+  return std::move(fut);  // a structured binding is not moved from implicitly
 }
 
 /// Runs `task` to completion on `pool` from any thread: the root starts on
@@ -462,19 +472,16 @@ Future<T> ThreadPool::spawn(Task<T> task) {
 template <class T>
 T sync_wait(ThreadPool& pool, Task<T> task) {
   if (!task.valid()) throw std::invalid_argument("weft::sync_wait: the task is not valid");
-  if (!detail::on_worker_thread()) {
-    Future<T> fut;
-    {
-      const detail::Seat seat(pool);
-      if (seat.seated()) {
-        auto* node = detail::new_task<detail::SpawnState<T>>(detail::TaskAccess::handle(task), &detail::core_of(pool));
-        detail::TaskAccess::release(task);  // the node owns the frame now
-        fut = detail::FutureLink::adopt<T>(node);
-        detail::run_in_seat(node, node->state, &detail::FutureState<T>::is_ready);
-      }
-    }  // the seat is given back before the wait: a sleeping seat holder would keep a worker out
-    if (fut.valid()) return fut.get();
-  }
+  Future<T> fut;
+  {
+    const detail::Seat seat(pool);  // none on a worker thread of any pool
+    if (seat.seated()) {
+      auto [node, f] = detail::spawn_node(task, &detail::core_of(pool));
+      fut = std::move(f);
+      detail::run_in_seat(node, node->state, &detail::FutureState<T>::is_ready);
+    }
+  }  // the seat is given back before the wait: a sleeping seat holder would keep a worker out
+  if (fut.valid()) return fut.get();
   return pool.spawn(std::move(task)).get();
 }
 
@@ -483,9 +490,7 @@ T sync_wait(ThreadPool& pool, Task<T> task) {
 template <class T>
 T sync_wait(Task<T> task) {
   if (!task.valid()) throw std::invalid_argument("weft::sync_wait: the task is not valid");
-  auto* node = detail::new_task<detail::SpawnState<T>>(detail::TaskAccess::handle(task), nullptr);
-  detail::TaskAccess::release(task);  // the node owns the frame now
-  Future<T> fut = detail::FutureLink::adopt<T>(node);
+  auto [node, fut] = detail::spawn_node(task, nullptr);
   detail::SpawnState<T>::execute_impl(node);
   return fut.get();
 }

@@ -275,7 +275,9 @@ TEST(Seat, SyncWaitFromOutsideStartsTheRootInTheSeat) {
       co_return 1;
     };
     EXPECT_EQ(weft::sync_wait(pool, leaf()), 1);
-    if (lone.on_caller) EXPECT_EQ(pool.stats().seated.tasks_run - before, 1u) << "round " << rounds << ": the root was not counted";
+    if (lone.on_caller) {
+      EXPECT_EQ(pool.stats().seated.tasks_run - before, 1u) << "round " << rounds << ": the root was not counted";
+    }
   }
   EXPECT_GT(seated_starts, 0) << "in " << rounds << " rounds no root started in the seat";
   EXPECT_LE(peak.load(), 2) << "more than P threads ran the children at once";
